@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Installs fraudstream's local toolchain into the checkout, idempotently.
+#   scripts/provision.sh [python|kafka|spark-jars|k8s|all]...
+# Everything lands under .cache/ (binaries, jars, stamps) and .venv/; versions come from versions.env only.
+# A step whose stamp matches its pinned versions is skipped, so a second run costs seconds.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+set -a; . ./versions.env; set +a
+CACHE="$ROOT/.cache"
+BIN="$CACHE/bin"
+STAMPS="$CACHE/stamps"
+mkdir -p "$BIN" "$STAMPS" "$CACHE/build"
+
+log() { printf '[provision] %s\n' "$*" >&2; }
+die() { printf '[provision] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# done_if_stamped NAME KEY: true when step NAME already ran for exactly KEY.
+stamped() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }
+stamp() { printf '%s' "$2" >"$STAMPS/$1"; }
+
+python_env() {
+  local key
+  key="$(sha256sum pyproject.toml | cut -c1-16)"
+  if stamped python "$key" && [ -x .venv/bin/python ]; then return; fi
+  log "python: creating .venv and installing pyproject.toml (pyspark is ~450 MB the first time)"
+  local py
+  py=$(command -v python3.11 || command -v python3) || die "python3 (>= $PYTHON_MIN) not found; install it and rerun 'make install'"
+  [ -x .venv/bin/python ] || "$py" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip \
+    || die "pip upgrade failed (PyPI reachable?); rerun 'make install'"
+  .venv/bin/python -m pip install -q -e '.[dev]' \
+    || die "pip install -e .[dev] failed; the error above names the package; rerun 'make install'"
+  stamp python "$key"
+}
+
+# maven_copy NAME OUTDIR GAV...: resolves the given artifacts and their runtime dependencies into OUTDIR.
+# A GAV prefixed with '=' pins the version of a transitive dependency instead of adding one.
+maven_copy() {
+  local name=$1 out=$2; shift 2
+  local dir="$CACHE/build/maven-$name" deps="" managed=""
+  mkdir -p "$dir"
+  for gav in "$@"; do
+    IFS=: read -r g a v <<<"${gav#=}"
+    local dep="<dependency><groupId>$g</groupId><artifactId>$a</artifactId><version>$v</version></dependency>"
+    if [ "${gav:0:1}" = "=" ]; then managed+="$dep"; else deps+="$dep"; fi
+  done
+  cat >"$dir/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>io.fraudstream.provision</groupId><artifactId>$name</artifactId><version>1</version><packaging>pom</packaging>
+<dependencyManagement><dependencies>$managed</dependencies></dependencyManagement>
+<dependencies>$deps</dependencies></project>
+POM
+  rm -rf "$out.tmp"
+  mvn -q -B -s "$ROOT/scripts/maven-settings.xml" -f "$dir/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$out.tmp" \
+    || die "Maven could not resolve $* (see the error above; Maven Central reachable?). Retry with 'make install'."
+  rm -rf "$out"; mv "$out.tmp" "$out"
+}
+
+kafka() {
+  local key="kafka-$KAFKA_VERSION-log4j-$LOG4J_VERSION"
+  if stamped kafka "$key" && [ -d "$CACHE/kafka/libs" ]; then return; fi
+  log "kafka: resolving org.apache.kafka:kafka_$SCALA_BINARY_VERSION:$KAFKA_VERSION and kafka-tools with Maven"
+  maven_copy kafka "$CACHE/kafka/libs" \
+    "org.apache.kafka:kafka_$SCALA_BINARY_VERSION:$KAFKA_VERSION" \
+    "org.apache.kafka:kafka-tools:$KAFKA_VERSION" \
+    "org.apache.logging.log4j:log4j-slf4j-impl:$LOG4J_VERSION"
+  stamp kafka "$key"
+}
+
+spark_jars() {
+  local key="spark-kafka-$SPARK_KAFKA_CONNECTOR_VERSION-$SPARK_KAFKA_TOKEN_PROVIDER_VERSION"
+  if stamped spark-jars "$key" && [ -d "$CACHE/spark-jars" ]; then return; fi
+  log "spark-jars: resolving spark-sql-kafka-0-10_$SCALA_BINARY_VERSION:$SPARK_KAFKA_CONNECTOR_VERSION with Maven"
+  maven_copy spark-kafka "$CACHE/spark-jars" \
+    "org.apache.spark:spark-sql-kafka-0-10_$SCALA_BINARY_VERSION:$SPARK_KAFKA_CONNECTOR_VERSION" \
+    "=org.apache.spark:spark-token-provider-kafka-0-10_$SCALA_BINARY_VERSION:$SPARK_KAFKA_TOKEN_PROVIDER_VERSION"
+  stamp spark-jars "$key"
+}
+
+# k8s: kube-apiserver and kubectl built from k8s.io/kubernetes, etcd from go.etcd.io/etcd/server/v3, helm by go install.
+k8s() {
+  local key="k8s-$KUBERNETES_VERSION-etcd-$ETCD_VERSION-helm-$HELM_VERSION"
+  if stamped k8s "$key" && [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/etcd" ] && [ -x "$BIN/kubectl" ] && [ -x "$BIN/helm" ]; then return; fi
+  export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+  local dir="$CACHE/build/k8s-$KUBERNETES_VERSION"
+  mkdir -p "$dir"
+  log "k8s: building kube-apiserver and kubectl $KUBERNETES_VERSION from the Go module proxy (minutes, once)"
+  local gomod
+  gomod=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p') \
+    || die "go could not download k8s.io/kubernetes@$KUBERNETES_VERSION; retry with 'make install'"
+  {
+    echo "module fraudstream.local/k8sbuild"
+    echo "go 1.24"
+    echo "require k8s.io/kubernetes $KUBERNETES_VERSION"
+    # Upstream replaces every staging module with ./staging/...; point each at its published tag instead.
+    sed -n 's#^\s*\(k8s\.io/[a-z0-9-]*\) => ./staging/src/.*#replace \1 => \1 '"$KUBERNETES_STAGING_VERSION"'#p' "$gomod"
+  } >"$dir/go.mod"
+  grep -q '^replace k8s.io/api ' "$dir/go.mod" || die "no staging replaces found in $gomod"
+  (cd "$dir" && go build -trimpath -o "$BIN/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver \
+    && go build -trimpath -o "$BIN/kubectl" k8s.io/kubernetes/cmd/kubectl) \
+    || die "building kube-apiserver/kubectl failed; retry with 'make install'"
+  log "k8s: building etcd $ETCD_VERSION"
+  local edir="$CACHE/build/etcd-$ETCD_VERSION"
+  mkdir -p "$edir"
+  printf 'module fraudstream.local/etcdbuild\ngo 1.24\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD_VERSION" >"$edir/go.mod"
+  (cd "$edir" && go build -trimpath -o "$BIN/etcd" go.etcd.io/etcd/server/v3) \
+    || die "building etcd failed; retry with 'make install'"
+  log "k8s: installing helm $HELM_VERSION"
+  GOBIN="$BIN" GOFLAGS= go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" \
+    || die "go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION failed; retry with 'make install'"
+  stamp k8s "$key"
+}
+
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(all)
+for s in "${steps[@]}"; do
+  case "$s" in
+    python) python_env ;;
+    kafka) kafka ;;
+    spark-jars) spark_jars ;;
+    k8s) k8s ;;
+    all) python_env; kafka; spark_jars; k8s ;;
+    *) die "unknown step '$s' (python|kafka|spark-jars|k8s|all)" ;;
+  esac
+done

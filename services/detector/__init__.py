@@ -1,0 +1,1 @@
+"""The fraudstream detector: a PySpark Structured Streaming job around the pure `fraudstream_rules` core."""

@@ -1,0 +1,7 @@
+"""`python -m fraudstream_localstack run|up|down`."""
+
+import sys
+
+from .stack import main
+
+sys.exit(main())

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fraudstream_detector.session import _artifact
+
+from fraudstream_localstack.layout import MissingArtifactError, require, versions
+from fraudstream_localstack.processes import NotReadyError, wait_for
+
+
+def test_versions_pins_every_component() -> None:
+    pins = versions()
+    for key in (
+        "KAFKA_VERSION",
+        "SPARK_VERSION",
+        "SPARK_KAFKA_CONNECTOR_VERSION",
+        "KUBERNETES_VERSION",
+        "ETCD_VERSION",
+    ):
+        assert pins[key], key
+    assert pins["SPARK_VERSION"] == "4.3.0"
+
+
+def test_missing_artifact_names_the_provisioning_step(tmp_path: Path) -> None:
+    with pytest.raises(MissingArtifactError, match=r"scripts/provision.sh k8s"):
+        require(tmp_path / "kube-apiserver", "k8s")
+
+
+@pytest.mark.parametrize(
+    ("jar", "artifact"),
+    [
+        ("spark-sql-kafka-0-10_2.13-4.2.0.jar", "spark-sql-kafka-0-10_2.13"),
+        ("kafka-clients-3.9.2.jar", "kafka-clients"),
+        ("commons-pool2-2.13.1.jar", "commons-pool2"),
+        ("scala-library-2.13.15.jar", "scala-library"),
+        ("zstd-jni-1.5.6-10.jar", "zstd-jni"),
+    ],
+)
+def test_jar_artifact_names_ignore_versions(jar: str, artifact: str) -> None:
+    assert _artifact(Path(jar)) == artifact
+
+
+def test_wait_for_returns_the_first_truthy_result_and_names_the_last_error() -> None:
+    calls = iter([None, False, "ready"])
+    assert wait_for(lambda: next(calls), 5, "thing", interval_s=0.01) == "ready"
+
+    def failing() -> None:
+        raise ConnectionRefusedError("nope")
+
+    with pytest.raises(NotReadyError, match=r"widget not ready .*ConnectionRefusedError"):
+        wait_for(failing, 0.05, "widget", interval_s=0.01)
