@@ -1,0 +1,347 @@
+"""Incremental sliding-window aggregates of one rule over one group's events.
+
+A group keeps its events in an `EventLog`: sorted by event time (ties in processing order),
+addressed by stable absolute indices, appended at the end for in-order events and inserted near
+the end for out-of-order ones (never before `max_event_time_ms - lateness_ms`), evicted only from
+the front. Each ACTIVE rule gets an aggregator that follows the log's *frontier window*
+`[M - window_ms, M]`, M being the log's largest event time.
+
+Costs, per event inserted into the log, for one rule:
+- in order (event time >= M): amortized O(1). SUM/COUNT/AVG keep an exact running sum and count;
+  MIN/MAX keep two monotonic deques, one over the *settled* part `[M - window_ms, M - lateness_ms)`
+  (no more insertions can land there) and one over the unsettled tail.
+- out of order (event time < M, which lateness bounds): O(events within the lateness span), both
+  for the insertion and for the query `[t - window_ms, t]` of that event, which is answered from
+  the frontier state corrected by scanning only the part of the log that differs from it.
+
+Membership is the rule's business: `value_of(event)` returns the value the event contributes, or
+None when the event does not count for the rule. It must be a pure function of the event.
+Sums are exact (`decimals.EXACT`); an average is compared with its limit exactly, as
+`sum <op> limit * count`, and only reported rounded to 34 digits; an empty window has COUNT 0 and
+SUM 0, while AVG, MIN and MAX are undefined and hold no limit.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import Enum
+from typing import Final, NamedTuple, Protocol
+
+from .decimals import EXACT, QUOTIENT, ZERO
+from .model import AggregatorFunction, LimitOperator
+
+
+class Missing(Enum):
+    """Marks a projected field the transaction did not have (distinct from JSON null)."""
+
+    MISSING = "MISSING"
+
+
+MISSING: Final = Missing.MISSING
+
+
+class StoredEvent(NamedTuple):
+    """The copy of a transaction a group keeps (a NamedTuple: compact, cheap to build, plain to serialize).
+
+    `values` are the transaction's values of the group's projected fields, in the group's field order,
+    MISSING where absent. `rule_seq` is the detector's rule sequence number when the event was stored.
+    """
+
+    event_time_ms: int
+    ingest_ts_ms: int
+    partition: int
+    offset: int
+    rule_seq: int
+    values: tuple[object, ...]
+
+
+ValueOf = Callable[[StoredEvent], Decimal | None]
+
+
+class EventLog(Protocol):
+    """Read access to a group's events by absolute index (see the module docstring)."""
+
+    def end_index(self) -> int:
+        """One past the absolute index of the last event."""
+        ...
+
+    def time_at(self, index: int) -> int: ...
+
+    def event_at(self, index: int) -> StoredEvent: ...
+
+    def index_at_or_after(self, event_time_ms: int) -> int:
+        """Absolute index of the first live event with event time >= `event_time_ms` (end_index() if none)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class WindowAggregate:
+    """Partial aggregate over a window: exact sum and count of values, and the extreme value (MIN/MAX)."""
+
+    total: Decimal
+    count: int
+    extreme: Decimal | None
+
+
+EMPTY: Final = WindowAggregate(ZERO, 0, None)
+
+
+def include(aggregate: WindowAggregate, value: Decimal, function: AggregatorFunction) -> WindowAggregate:
+    """`aggregate` with one more value counted."""
+    extreme = aggregate.extreme
+    if function is AggregatorFunction.MIN:
+        extreme = value if extreme is None or value < extreme else extreme
+    elif function is AggregatorFunction.MAX:
+        extreme = value if extreme is None or value > extreme else extreme
+    return WindowAggregate(EXACT.add(aggregate.total, value), aggregate.count + 1, extreme)
+
+
+def aggregate_value(function: AggregatorFunction, aggregate: WindowAggregate) -> Decimal | None:
+    """The value the rule reports; None when it is undefined (AVG/MIN/MAX of an empty window)."""
+    if function is AggregatorFunction.COUNT:
+        return Decimal(aggregate.count)
+    if function is AggregatorFunction.SUM:
+        return aggregate.total
+    if function is AggregatorFunction.AVG:
+        return None if aggregate.count == 0 else QUOTIENT.divide(aggregate.total, Decimal(aggregate.count))
+    return aggregate.extreme
+
+
+def limit_holds(
+    function: AggregatorFunction, aggregate: WindowAggregate, limit_operator: LimitOperator, limit: Decimal
+) -> bool:
+    """Whether `aggregate <op> limit` holds, exactly (AVG as `sum <op> limit * count`)."""
+    if function is AggregatorFunction.AVG:
+        if aggregate.count == 0:
+            return False
+        return limit_operator.holds(aggregate.total, EXACT.multiply(limit, Decimal(aggregate.count)))
+    value = aggregate_value(function, aggregate)
+    return value is not None and limit_operator.holds(value, limit)
+
+
+class WindowAggregator(Protocol):
+    """A rule's incremental state over one log; built from the log, then told of every insertion."""
+
+    def on_insert(self, log: EventLog, index: int) -> None:
+        """The event at `index` was just inserted (indices after it moved up by one)."""
+        ...
+
+    def query(self, log: EventLog, event_time_ms: int) -> WindowAggregate:
+        """Aggregate of member events in `[event_time_ms - window_ms, event_time_ms]`.
+
+        `event_time_ms` must be the time of the event inserted last, so it is at least M - lateness_ms.
+        """
+        ...
+
+
+class SumCountWindow:
+    """Exact running sum and count of member values in the frontier window (SUM, COUNT, AVG)."""
+
+    def __init__(self, log: EventLog, max_event_time_ms: int | None, window_ms: int, value_of: ValueOf) -> None:
+        self._window_ms = window_ms
+        self._value_of = value_of
+        self._max_ms = max_event_time_ms
+        self._total = ZERO
+        self._count = 0
+        end = log.end_index()
+        self._front = end if max_event_time_ms is None else log.index_at_or_after(max_event_time_ms - window_ms)
+        for index in range(self._front, end):
+            self._add(log, index, 1)
+
+    def _add(self, log: EventLog, index: int, sign: int) -> None:
+        value = self._value_of(log.event_at(index))
+        if value is not None:
+            self._total = EXACT.add(self._total, value) if sign > 0 else EXACT.subtract(self._total, value)
+            self._count += sign
+
+    def on_insert(self, log: EventLog, index: int) -> None:
+        event_time_ms = log.time_at(index)
+        max_ms = self._max_ms
+        if max_ms is None or event_time_ms >= max_ms:
+            self._add(log, index, 1)
+            self._max_ms = event_time_ms
+            low_ms = event_time_ms - self._window_ms
+            front = self._front
+            while log.time_at(front) < low_ms:
+                self._add(log, front, -1)
+                front += 1
+            self._front = front
+        elif index < self._front or (index == self._front and event_time_ms < max_ms - self._window_ms):
+            self._front += 1
+        else:
+            self._add(log, index, 1)
+
+    def query(self, log: EventLog, event_time_ms: int) -> WindowAggregate:
+        max_ms = self._max_ms
+        assert max_ms is not None, "query before any insertion"
+        if event_time_ms >= max_ms:
+            return WindowAggregate(self._total, self._count, None)
+        # [t - w, t] = frontier [M - w, M] minus members in (t, M] plus members in [t - w, min(M - w, t + 1)).
+        total, count = self._total, self._count
+        index = log.end_index() - 1
+        while index >= self._front and log.time_at(index) > event_time_ms:
+            value = self._value_of(log.event_at(index))
+            if value is not None:
+                total, count = EXACT.subtract(total, value), count - 1
+            index -= 1
+        index = log.index_at_or_after(event_time_ms - self._window_ms)
+        while index < self._front and log.time_at(index) <= event_time_ms:
+            value = self._value_of(log.event_at(index))
+            if value is not None:
+                total, count = EXACT.add(total, value), count + 1
+            index += 1
+        return WindowAggregate(total, count, None)
+
+
+class ExtremeWindow:
+    """Minimum (or maximum) of member values in the frontier window, by two monotonic deques.
+
+    `_settled` covers `[M - window_ms, M - lateness_ms)`, which only grows at the back; `_tail` covers
+    `[max(M - window_ms, M - lateness_ms), M]`, where out-of-order insertions land. Each deque holds
+    (event time, value) of the members that beat every later member, so its front is its extreme.
+    """
+
+    def __init__(
+        self,
+        log: EventLog,
+        max_event_time_ms: int | None,
+        window_ms: int,
+        lateness_ms: int,
+        value_of: ValueOf,
+        prefer_low: bool,
+    ) -> None:
+        self._window_ms = window_ms
+        self._lateness_ms = lateness_ms
+        self._value_of = value_of
+        self._prefer_low = prefer_low
+        self._max_ms = max_event_time_ms
+        self._settled: deque[tuple[int, Decimal]] = deque()
+        self._tail: deque[tuple[int, Decimal]] = deque()
+        end = log.end_index()
+        if max_event_time_ms is None:
+            self._settled_end = end
+            return
+        settled_ms = max_event_time_ms - lateness_ms
+        low_ms = max_event_time_ms - window_ms
+        self._settled_end = log.index_at_or_after(settled_ms)
+        for index in range(log.index_at_or_after(low_ms), self._settled_end):
+            self._push(self._settled, log, index)
+        for index in range(log.index_at_or_after(max(low_ms, settled_ms)), end):
+            self._push(self._tail, log, index)
+
+    def _beats(self, left: Decimal, right: Decimal) -> bool:
+        return left < right if self._prefer_low else left > right
+
+    def _push(self, candidates: deque[tuple[int, Decimal]], log: EventLog, index: int) -> None:
+        value = self._value_of(log.event_at(index))
+        if value is None:
+            return
+        while candidates and not self._beats(candidates[-1][1], value):
+            candidates.pop()
+        candidates.append((log.time_at(index), value))
+
+    def _insert_into_tail(self, event_time_ms: int, value: Decimal) -> None:
+        tail = self._tail
+        later: list[tuple[int, Decimal]] = []
+        while tail and tail[-1][0] > event_time_ms:
+            later.append(tail.pop())
+        if not later or self._beats(value, later[-1][1]):
+            while tail and not self._beats(tail[-1][1], value):
+                tail.pop()
+            tail.append((event_time_ms, value))
+        tail.extend(reversed(later))
+
+    def on_insert(self, log: EventLog, index: int) -> None:
+        event_time_ms = log.time_at(index)
+        max_ms = self._max_ms
+        if max_ms is None or event_time_ms >= max_ms:
+            self._max_ms = event_time_ms
+            settled_ms = event_time_ms - self._lateness_ms
+            low_ms = event_time_ms - self._window_ms
+            settled_end = self._settled_end
+            while log.time_at(settled_end) < settled_ms:
+                if log.time_at(settled_end) >= low_ms:
+                    self._push(self._settled, log, settled_end)
+                settled_end += 1
+            self._settled_end = settled_end
+            while self._settled and self._settled[0][0] < low_ms:
+                self._settled.popleft()
+            tail_low_ms = max(low_ms, settled_ms)
+            while self._tail and self._tail[0][0] < tail_low_ms:
+                self._tail.popleft()
+            self._push(self._tail, log, index)
+        elif event_time_ms >= max_ms - self._window_ms:
+            value = self._value_of(log.event_at(index))
+            if value is not None:
+                self._insert_into_tail(event_time_ms, value)
+
+    def _best(self, left: Decimal | None, right: Decimal | None) -> Decimal | None:
+        if left is None:
+            return right
+        if right is None:
+            return left
+        return right if self._beats(right, left) else left
+
+    def _scan(self, log: EventLog, best: Decimal | None, from_ms: int, stop: Callable[[int], bool]) -> Decimal | None:
+        index, end = log.index_at_or_after(from_ms), log.end_index()
+        while index < end and not stop(log.time_at(index)):
+            best = self._best(best, self._value_of(log.event_at(index)))
+            index += 1
+        return best
+
+    def query(self, log: EventLog, event_time_ms: int) -> WindowAggregate:
+        max_ms = self._max_ms
+        assert max_ms is not None, "query before any insertion"
+        best = self._settled[0][1] if self._settled else None
+        if event_time_ms >= max_ms:
+            return WindowAggregate(ZERO, 0, self._best(best, self._tail[0][1] if self._tail else None))
+        # [t - w, t] = settled deque [M - w, M - L) + scan [t - w, min(M - w, M - L)) + scan [max(t - w, M - L), t].
+        settled_ms = max_ms - self._lateness_ms
+        stop_ms = min(max_ms - self._window_ms, settled_ms)
+        low_ms = event_time_ms - self._window_ms
+        best = self._scan(log, best, low_ms, lambda time_ms: time_ms >= stop_ms)
+        best = self._scan(log, best, max(low_ms, settled_ms), lambda time_ms: time_ms > event_time_ms)
+        return WindowAggregate(ZERO, 0, best)
+
+
+class AggregatorKind(Enum):
+    """Which incremental structure a rule needs."""
+
+    SUM_COUNT = "SUM_COUNT"
+    MIN = "MIN"
+    MAX = "MAX"
+
+    @classmethod
+    def of(cls, function: AggregatorFunction) -> AggregatorKind:
+        if function is AggregatorFunction.MIN:
+            return cls.MIN
+        if function is AggregatorFunction.MAX:
+            return cls.MAX
+        return cls.SUM_COUNT
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """What one rule needs from a group's window. Equal `key`s mean an existing aggregator can be kept."""
+
+    key: Hashable
+    kind: AggregatorKind
+    window_ms: int
+    lateness_ms: int
+    value_of: ValueOf = field(compare=False)
+
+    def build(self, log: EventLog, max_event_time_ms: int | None) -> WindowAggregator:
+        """A fresh aggregator over the log's current content."""
+        if self.kind is AggregatorKind.SUM_COUNT:
+            return SumCountWindow(log, max_event_time_ms, self.window_ms, self.value_of)
+        return ExtremeWindow(
+            log,
+            max_event_time_ms,
+            self.window_ms,
+            self.lateness_ms,
+            self.value_of,
+            prefer_low=self.kind is AggregatorKind.MIN,
+        )

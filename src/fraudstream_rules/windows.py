@@ -1,0 +1,216 @@
+"""The state of one group (a key group plus grouping values): its events and its rules' aggregators.
+
+Contracts:
+- Events are sorted by event time, ties in insertion (= processing) order, and addressed by absolute
+  indices that eviction and compaction never change (see aggregates.EventLog).
+- `max_event_time_ms` is the largest event time ever stored; `floor_ms` only goes up, and every
+  stored event has `event_time_ms >= floor_ms`. The caller keeps the floor at or below
+  `max_event_time_ms - lateness_ms` and only inserts events at or above that horizon, which is what
+  makes out-of-order insertions cheap and keeps aggregators valid across evictions.
+- `field_names` is the projection the events' `values` follow; `prepare` changes it (re-projecting
+  every event, absent fields becoming MISSING) and brings the aggregators in line with the rules.
+- `to_bytes` keeps only the events, maximum and floor (size proportional to the events held);
+  aggregators are derived state and are rebuilt from the events on first use after `from_bytes`.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Mapping
+from typing import Final
+
+from .aggregates import MISSING, StoredEvent, WindowAggregate, WindowAggregator, WindowSpec
+from .exceptions import CorruptStateError
+
+_FORMAT: Final = 1
+_COMPACT_AFTER: Final = 256
+
+
+class _StateUnpickler(pickle.Unpickler):
+    """Unpickles plain data and Decimals only: state bytes never construct anything else."""
+
+    def find_class(self, module: str, name: str) -> type:
+        if (module, name) == ("decimal", "Decimal"):
+            from decimal import Decimal
+
+            return Decimal
+        raise pickle.UnpicklingError(f"group state may not reference {module}.{name}")
+
+
+class GroupWindow:
+    """One group's stored events, event-time horizon and per-rule aggregators (an aggregates.EventLog)."""
+
+    __slots__ = (
+        "_aggregators",
+        "_base",
+        "_events",
+        "_field_names",
+        "_floor_ms",
+        "_head",
+        "_journal",
+        "_max_ms",
+        "_times",
+    )
+
+    def __init__(self, field_names: tuple[str, ...] = ()) -> None:
+        self._field_names = field_names
+        self._events: list[StoredEvent] = []
+        self._times: list[int] = []
+        self._head = 0  # events[:head] are evicted, awaiting compaction
+        self._base = 0  # absolute index of events[0]
+        self._max_ms: int | None = None
+        self._floor_ms: int | None = None
+        self._aggregators: dict[str, tuple[WindowSpec, WindowAggregator]] = {}
+        self._journal: list[StoredEvent] = []
+
+    @classmethod
+    def restore(
+        cls,
+        field_names: tuple[str, ...],
+        events: list[StoredEvent],
+        max_event_time_ms: int | None,
+        floor_ms: int | None,
+    ) -> GroupWindow:
+        """A window holding `events` (sorted by event time, all at or above `floor_ms`), with an empty journal."""
+        window = cls(field_names)
+        window._events = events
+        window._times = [event.event_time_ms for event in events]
+        window._max_ms = max_event_time_ms
+        window._floor_ms = floor_ms
+        return window
+
+    def take_journal(self) -> list[StoredEvent]:
+        """The events inserted since the previous call (in insertion order), forgetting them."""
+        journal, self._journal = self._journal, []
+        return journal
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return self._field_names
+
+    @property
+    def max_event_time_ms(self) -> int | None:
+        return self._max_ms
+
+    @property
+    def floor_ms(self) -> int | None:
+        return self._floor_ms
+
+    def __len__(self) -> int:
+        return len(self._events) - self._head
+
+    def events(self) -> Iterator[StoredEvent]:
+        """The live events in order."""
+        return iter(self._events[self._head :])
+
+    # EventLog
+    def end_index(self) -> int:
+        return self._base + len(self._events)
+
+    def time_at(self, index: int) -> int:
+        return self._times[index - self._base]
+
+    def event_at(self, index: int) -> StoredEvent:
+        return self._events[index - self._base]
+
+    def index_at_or_after(self, event_time_ms: int) -> int:
+        return self._base + bisect_left(self._times, event_time_ms, self._head)
+
+    def is_late(self, event_time_ms: int, lateness_ms: int) -> bool:
+        """Whether an event is older than the group's horizon `max_event_time_ms - lateness_ms`."""
+        return self._max_ms is not None and event_time_ms < self._max_ms - lateness_ms
+
+    def prepare(self, field_names: tuple[str, ...], specs: Mapping[str, WindowSpec]) -> None:
+        """Adopt projection `field_names` and keep exactly one up-to-date aggregator per spec."""
+        if field_names != self._field_names:
+            positions = {name: position for position, name in enumerate(self._field_names)}
+            picks = [positions.get(name) for name in field_names]
+            self._events[self._head :] = [
+                event._replace(values=tuple(MISSING if pick is None else event.values[pick] for pick in picks))
+                for event in self._events[self._head :]
+            ]
+            self._field_names = field_names
+            self._aggregators.clear()
+        for slot in [slot for slot in self._aggregators if slot not in specs]:
+            del self._aggregators[slot]
+        for slot, spec in specs.items():
+            current = self._aggregators.get(slot)
+            if current is None or (current[0] is not spec and current[0] != spec):
+                self._aggregators[slot] = (spec, spec.build(self, self._max_ms))
+
+    def insert(self, event: StoredEvent) -> None:
+        """Store an event (at or above the horizon) and tell every aggregator."""
+        event_time_ms = event.event_time_ms
+        if self._max_ms is None or event_time_ms >= self._max_ms:
+            self._events.append(event)
+            self._times.append(event_time_ms)
+            position = len(self._events) - 1
+            self._max_ms = event_time_ms
+        else:
+            position = bisect_right(self._times, event_time_ms, self._head)
+            self._events.insert(position, event)
+            self._times.insert(position, event_time_ms)
+        self._journal.append(event)
+        index = self._base + position
+        for _, aggregator in self._aggregators.values():
+            aggregator.on_insert(self, index)
+
+    def aggregate(self, slot: str, event_time_ms: int) -> WindowAggregate:
+        """The aggregate of `slot`'s rule over `[event_time_ms - window_ms, event_time_ms]`."""
+        return self._aggregators[slot][1].query(self, event_time_ms)
+
+    def raise_floor(self, floor_ms: int) -> None:
+        """Set the floor to `floor_ms` if that is higher, evicting the events below it."""
+        if self._floor_ms is not None and floor_ms <= self._floor_ms:
+            return
+        self._floor_ms = floor_ms
+        head, times = self._head, self._times
+        while head < len(times) and times[head] < floor_ms:
+            head += 1
+        if head > _COMPACT_AFTER and head * 2 > len(times):
+            del self._events[:head]
+            del self._times[:head]
+            self._base += head
+            head = 0
+        self._head = head
+
+    def to_bytes(self) -> bytes:
+        rows = []
+        for event in self.events():
+            missing_mask = 0
+            values: list[object] = []
+            for position, value in enumerate(event.values):
+                if value is MISSING:
+                    missing_mask |= 1 << position
+                    values.append(None)
+                else:
+                    values.append(value)
+            rows.append((*event[:5], missing_mask, *values))
+        state = (_FORMAT, self._field_names, self._max_ms, self._floor_ms, rows)
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> GroupWindow:
+        try:
+            state = _StateUnpickler(io.BytesIO(data)).load()
+            version, field_names, max_ms, floor_ms, rows = state
+            if version != _FORMAT:
+                raise CorruptStateError(f"unknown group state format {version!r}")
+            window = cls(tuple(field_names))
+            for row in rows:
+                missing_mask = row[5]
+                values = tuple(
+                    MISSING if missing_mask >> position & 1 else value for position, value in enumerate(row[6:])
+                )
+                time_ms, ingest_ts_ms, partition, offset, rule_seq = row[:5]
+                window._events.append(StoredEvent(time_ms, ingest_ts_ms, partition, offset, rule_seq, values))
+                window._times.append(row[0])
+        except CorruptStateError:
+            raise
+        except Exception as exc:
+            raise CorruptStateError(f"unreadable group state: {exc}") from exc
+        window._max_ms = max_ms
+        window._floor_ms = floor_ms
+        return window

@@ -1,0 +1,339 @@
+"""The Detector's semantics, case by case (the property tests cover the combinations)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from fraudstream_rules.alerts import alert_id
+from fraudstream_rules.engine import Detector, GroupWindow, InMemoryGroupStore, TransactionOutcome, group_key
+from fraudstream_rules.exceptions import CorruptStateError, InvalidRuleError
+from fraudstream_rules.json_values import dumps_exact
+from fraudstream_rules.model import Rule, parse_spec
+from fraudstream_rules.transactions import Transaction, parse_transaction
+
+D = Decimal
+T0 = 1_700_000_000_000
+MINUTE = 60_000
+PAYER_P1 = '[["payerId"],["p1"]]'
+
+
+@pytest.mark.parametrize(
+    ("key_group", "fields", "key"),
+    [
+        (("payerId",), {"payerId": "p1", "x": 1}, PAYER_P1),
+        (("payerId",), {"x": 1}, None),
+        (("beneficiaryId", "payerId"), {"payerId": "p1", "beneficiaryId": 2}, '[["beneficiaryId","payerId"],[2,"p1"]]'),
+        (("beneficiaryId", "payerId"), {"payerId": "p1"}, None),
+        (("payerId",), {"payerId": 7}, '[["payerId"],[7]]'),
+        (("payerId",), {"payerId": D("7.0")}, '[["payerId"],[7]]'),
+        (("payerId",), {"payerId": D("7E0")}, '[["payerId"],[7]]'),
+        (("payerId",), {"payerId": "7"}, '[["payerId"],["7"]]'),
+        (("payerId",), {"payerId": D("0.50")}, '[["payerId"],[0.5]]'),
+        (("payerId",), {"payerId": None}, '[["payerId"],[null]]'),
+        (("payerId",), {"payerId": {"b": 1, "a": [D("1.0")]}}, '[["payerId"],[{"a":[1],"b":1}]]'),
+        (("payerId",), {"payerId": '\u00e9"'}, '[["payerId"],["\u00e9\\""]]'),
+    ],
+)
+def test_group_key(key_group: tuple[str, ...], fields: dict[str, object], key: str | None) -> None:
+    assert group_key(key_group, fields) == key
+
+
+def make_rule(rule_id: str = "ns/r", uid: str = "u1", generation: int = 1, **overrides: object) -> Rule:
+    raw: dict[str, object] = {
+        "groupingKeyNames": ["payerId"],
+        "aggregatorFunctionType": "SUM",
+        "aggregateFieldName": "paymentAmount",
+        "limitOperatorType": "GREATER_EQUAL",
+        "limit": "100",
+        "windowMinutes": 1,
+        **overrides,
+    }
+    return Rule(rule_id, generation, uid, parse_spec(raw))
+
+
+class Harness:
+    """A detector, an in-memory store, and a Kafka-like clock for records."""
+
+    def __init__(self, lateness_ms: int = MINUTE) -> None:
+        self.detector = Detector(lateness_ms=lateness_ms)
+        self.store = InMemoryGroupStore()
+        self.offset = 0
+        self.clock_ms = T0
+
+    def rule(self, rule: Rule | None, rule_id: str = "ns/r") -> None:
+        self.clock_ms += 10
+        self.detector.on_rule(rule_id, rule, self.clock_ms)
+
+    def tx(self, event_time_ms: int, ingest_ts_ms: int | None = None, **fields: object) -> TransactionOutcome:
+        self.clock_ms += 10
+        self.offset += 1
+        body = {"transactionId": f"t{self.offset}", "eventTime": event_time_ms, "payerId": "p1", **fields}
+        value = dumps_exact({k: v for k, v in body.items() if v is not ...}).encode()
+        ingest = self.clock_ms if ingest_ts_ms is None else ingest_ts_ms
+        tx = parse_transaction(value, ingest_ts_ms=ingest, partition=0, offset=self.offset)
+        return self.detector.on_transaction(tx, self.store, detected_at_ms=ingest + 5)
+
+    def values(self, outcome: TransactionOutcome) -> list[tuple[str, str]]:
+        return [(alert.rule_id, str(alert.aggregate_value)) for alert in outcome.alerts]
+
+
+def test_exact_decimals_fire_equal() -> None:
+    h = Harness()
+    h.rule(make_rule(limitOperatorType="EQUAL", limit="0.30"))
+    assert h.tx(T0, paymentAmount=D("0.1")).alerts == ()
+    outcome = h.tx(T0 + 1, paymentAmount="0.2")
+    assert h.values(outcome) == [("ns/r", "0.3")]
+    alert = outcome.alerts[0]
+    assert (alert.alert_id, alert.transaction_id, alert.rule_generation) == (alert_id("ns/r", "t2"), "t2", 1)
+    assert alert.grouping_key == {"payerId": "p1"}
+    assert alert.transaction_timestamp_ms + 5 == alert.detected_at_ms
+    assert alert.transaction["paymentAmount"] == "0.2"
+
+
+@pytest.mark.parametrize(
+    ("aggregator", "amounts", "expected"),
+    [
+        ("SUM", ["1", "2", "-0.5"], "2.5"),
+        ("COUNT", ["1", "2", "-0.5"], "3"),
+        ("AVG", ["1", "2", "0"], "1"),
+        ("AVG", ["1", "1", "2"], "1.333333333333333333333333333333333"),
+        ("MIN", ["1", "2", "-0.5"], "-0.5"),
+        ("MAX", ["1", "2", "-0.5"], "2"),
+    ],
+)
+def test_each_aggregator(aggregator: str, amounts: list[str], expected: str) -> None:
+    h = Harness()
+    h.rule(make_rule(aggregatorFunctionType=aggregator, limitOperatorType="NOT_EQUAL", limit="12345"))
+    outcome = None
+    for step, amount in enumerate(amounts):
+        outcome = h.tx(T0 + step, paymentAmount=D(amount))
+    assert outcome is not None and h.values(outcome) == [("ns/r", expected)]
+
+
+@pytest.mark.parametrize(("gap_ms", "count"), [(MINUTE, "2"), (MINUTE + 1, "1"), (0, "2")])
+def test_window_boundary_is_inclusive(gap_ms: int, count: str) -> None:
+    h = Harness()
+    h.rule(make_rule(aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"))
+    h.tx(T0)
+    assert h.values(h.tx(T0 + gap_ms)) == [("ns/r", count)]
+
+
+def test_disorder_excludes_later_event_times() -> None:
+    h = Harness()
+    h.rule(make_rule(limitOperatorType="GREATER", limit="0"))
+    h.tx(T0 + 30_000, paymentAmount=5)
+    assert h.values(h.tx(T0, paymentAmount=1)) == [("ns/r", "1")]
+    assert h.values(h.tx(T0 + 40_000, paymentAmount=2)) == [("ns/r", "8")]
+
+
+@pytest.mark.parametrize(("event_time_ms", "late"), [(T0 - MINUTE, False), (T0 - MINUTE - 1, True), (T0 + 1, False)])
+def test_late_transactions_are_reported_not_stored(event_time_ms: int, late: bool) -> None:
+    h = Harness()
+    h.rule(make_rule(aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"))
+    h.tx(T0)
+    outcome = h.tx(event_time_ms)
+    assert outcome.late_groups == ((PAYER_P1,) if late else ())
+    assert len(outcome.alerts) == (0 if late else 1)
+    window = h.store.get(PAYER_P1)
+    assert window is not None and len(window) == (1 if late else 2)
+
+
+def test_paused_rules_raise_nothing_but_keep_their_window() -> None:
+    h = Harness()
+    h.rule(make_rule(aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0", state="PAUSE"))
+    assert h.tx(T0).alerts == ()
+    h.rule(make_rule(generation=2, aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"))
+    assert h.values(h.tx(T0 + 1)) == [("ns/r", "2")]
+
+
+@pytest.mark.parametrize(
+    ("update", "uid", "count"),
+    [
+        ({"limit": "1"}, "u1", "2"),
+        ({"state": "ACTIVE", "windowMinutes": 2}, "u1", "2"),
+        ({"limitOperatorType": "GREATER_EQUAL"}, "u1", "2"),
+        ({"limit": "0"}, "u2", "1"),  # deleted and re-created: a new window
+        ({"filters": [{"field": "payerId", "operator": "EQUAL", "value": "p1"}]}, "u1", "1"),
+        ({"groupingKeyNames": ["payerId", "paymentType"]}, "u1", "1"),
+    ],
+)
+def test_rule_updates_keep_or_restart_the_window(update: dict[str, object], uid: str, count: str) -> None:
+    h = Harness()
+    base = {"aggregatorFunctionType": "COUNT", "limitOperatorType": "GREATER", "limit": "0"}
+    h.rule(make_rule(**base))
+    h.tx(T0, paymentType="CRD")
+    h.rule(make_rule(uid=uid, generation=2, **{**base, **update}))
+    outcome = h.tx(T0 + 1, paymentType="CRD")
+    assert h.values(outcome) == [("ns/r", count)]
+    assert outcome.alerts[0].rule_generation == 2
+
+
+def test_tombstone_removes_the_rule_and_its_groups_when_touched() -> None:
+    h = Harness()
+    h.rule(make_rule(aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"))
+    h.tx(T0)
+    h.rule(None)
+    assert h.detector.active_rule_count == 0
+    assert PAYER_P1 in h.store.windows
+    assert h.tx(T0 + 1) == TransactionOutcome((), (), None)
+    assert h.store.windows == {}
+
+
+def test_state_shrinks_when_the_widest_rule_is_paused() -> None:
+    h = Harness(lateness_ms=0)
+    h.rule(make_rule("ns/wide", windowMinutes=10, limit="1e9"), rule_id="ns/wide")
+    h.rule(make_rule("ns/narrow", windowMinutes=1, limit="1e9"), rule_id="ns/narrow")
+    for step in range(20):
+        h.tx(T0 + step * MINUTE, paymentAmount=1)
+    window = h.store.get(PAYER_P1)
+    assert window is not None and len(window) == 11
+    assert h.detector.retention_ms(("payerId",)) == 10 * MINUTE
+    h.rule(make_rule("ns/wide", generation=2, windowMinutes=10, limit="1e9", state="PAUSE"), rule_id="ns/wide")
+    assert h.detector.retention_ms(("payerId",)) == MINUTE
+    h.tx(T0 + 20 * MINUTE, paymentAmount=1)
+    assert len(window) == 2
+    # Resumed, the wide rule sees only what was kept.
+    h.rule(
+        make_rule("ns/wide", generation=3, windowMinutes=10, limit="0", limitOperatorType="GREATER"), rule_id="ns/wide"
+    )
+    assert h.values(h.tx(T0 + 21 * MINUTE, paymentAmount=1)) == [("ns/wide", "3")]
+
+
+def test_invalid_amount_stops_the_whole_transaction() -> None:
+    h = Harness()
+    h.rule(
+        make_rule("ns/count", aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"),
+        rule_id="ns/count",
+    )
+    h.rule(make_rule("ns/sum"), rule_id="ns/sum")
+    outcome = h.tx(T0, paymentAmount="abc")
+    assert outcome == TransactionOutcome((), (), "non-numeric paymentAmount: 'abc'")
+    assert h.tx(T0 + 1, paymentAmount=...).invalid_reason == "missing paymentAmount"
+    assert h.store.windows == {}
+    assert h.values(h.tx(T0 + 2, paymentAmount=1)) == [("ns/count", "1")]
+
+
+@pytest.mark.parametrize(
+    ("rule_overrides", "invalid"),
+    [
+        ({}, True),
+        ({"state": "PAUSE"}, False),
+        ({"aggregatorFunctionType": "COUNT"}, False),
+        ({"filters": [{"field": "paymentType", "operator": "EQUAL", "value": "CSH"}]}, False),
+        ({"groupingKeyNames": ["beneficiaryId"]}, False),
+    ],
+)
+def test_only_applicable_active_rules_validate(rule_overrides: dict[str, object], invalid: bool) -> None:
+    h = Harness()
+    h.rule(make_rule(**rule_overrides))
+    outcome = h.tx(T0, paymentAmount=True, paymentType="CRD")
+    assert outcome.invalid_reason == ("non-numeric paymentAmount: True" if invalid else None)
+
+
+def test_a_resumed_rule_skips_stored_events_it_cannot_read() -> None:
+    h = Harness()
+    h.rule(make_rule(state="PAUSE", limitOperatorType="GREATER", limit="0"))
+    assert h.tx(T0, paymentAmount="n/a").invalid_reason is None
+    h.rule(make_rule(generation=2, limitOperatorType="GREATER", limit="0"))
+    assert h.values(h.tx(T0 + 1, paymentAmount=2)) == [("ns/r", "2")]
+
+
+def test_own_event_counts_even_if_ingested_before_the_window_start() -> None:
+    h = Harness()
+    h.rule(make_rule(aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"))
+    start_ms = h.clock_ms
+    assert h.values(h.tx(T0, ingest_ts_ms=start_ms - 1_000)) == [("ns/r", "1")]
+    assert h.values(h.tx(T0 + 1, ingest_ts_ms=start_ms)) == [("ns/r", "1")]
+    assert h.values(h.tx(T0 + 2)) == [("ns/r", "2")]
+
+
+def test_transactions_processed_before_the_rule_are_not_in_its_window() -> None:
+    h = Harness()
+    h.rule(
+        make_rule("ns/other", aggregatorFunctionType="COUNT", limitOperatorType="LESS", limit="0"), rule_id="ns/other"
+    )
+    h.tx(T0, ingest_ts_ms=T0 + 10**9, paymentAmount=1)  # Kafka timestamp later than the rule's below
+    h.rule(make_rule(aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"))
+    assert h.values(h.tx(T0 + 1)) == [("ns/r", "1")]
+
+
+def test_rules_of_a_key_group_share_one_projected_copy() -> None:
+    h = Harness()
+    h.rule(make_rule("ns/a", filters=[{"field": "paymentType", "operator": "EQUAL", "value": "CRD"}]), rule_id="ns/a")
+    h.rule(make_rule("ns/b", aggregatorFunctionType="MAX", aggregateFieldName="fee"), rule_id="ns/b")
+    h.rule(make_rule("ns/c", groupingKeyNames=["beneficiaryId"]), rule_id="ns/c")
+    h.tx(T0, paymentAmount=1, fee=2, paymentType="CRD", beneficiaryId=9, note="not stored")
+    assert sorted(h.store.windows) == ['[["beneficiaryId"],[9]]', PAYER_P1]
+    window = h.store.windows[PAYER_P1]
+    assert window.field_names == ("fee", "paymentAmount", "paymentType")
+    assert [stored.values for stored in window.events()] == [(2, 1, "CRD")]
+
+
+def test_owns_limits_the_groups_touched() -> None:
+    h = Harness()
+    h.rule(make_rule("ns/a", aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"), rule_id="ns/a")
+    h.rule(
+        make_rule(
+            "ns/b",
+            aggregatorFunctionType="COUNT",
+            limitOperatorType="GREATER",
+            limit="0",
+            groupingKeyNames=["beneficiaryId"],
+        ),
+        rule_id="ns/b",
+    )
+    value = b'{"transactionId":"x","eventTime":1,"payerId":"p1","beneficiaryId":"b1"}'
+    tx = parse_transaction(value, ingest_ts_ms=T0 + 10**6, partition=0, offset=0)
+    outcome = h.detector.on_transaction(tx, h.store, detected_at_ms=0, owns=lambda key: "payerId" in key)
+    assert [alert.rule_id for alert in outcome.alerts] == ["ns/a"]
+    assert list(h.store.windows) == [PAYER_P1]
+
+
+def test_rule_key_must_match_rule_id() -> None:
+    with pytest.raises(InvalidRuleError, match="rule message key 'ns/x' does not match its ruleId 'ns/r'"):
+        Detector().on_rule("ns/x", make_rule(), T0)
+
+
+def test_detector_state_survives_bytes() -> None:
+    h = Harness()
+    h.rule(make_rule("ns/a", aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"), rule_id="ns/a")
+    h.rule(make_rule("ns/b", groupingKeyNames=["beneficiaryId"]), rule_id="ns/b")
+    h.tx(T0)
+    h.tx(T0 + 1)
+    h.rule(None, rule_id="ns/b")
+    paused = make_rule(
+        "ns/a", generation=2, aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="1", state="PAUSE"
+    )
+    h.rule(paused, rule_id="ns/a")
+    copy = Detector.from_bytes(h.detector.to_bytes())
+    assert copy.to_bytes() == h.detector.to_bytes()
+    assert copy.rules == h.detector.rules
+    assert (copy.lateness_ms, copy.active_rule_count, copy.key_groups) == (MINUTE, 0, (("payerId",),))
+    assert copy.rules["ns/a"].window_start_ts_ms == T0 + 10
+
+    copy_store = InMemoryGroupStore()
+    copy_store.windows = {key: GroupWindow.from_bytes(window.to_bytes()) for key, window in h.store.windows.items()}
+    resumed = make_rule("ns/a", generation=3, aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="1")
+    outcomes = []
+    for detector, store in ((h.detector, h.store), (copy, copy_store)):
+        detector.on_rule("ns/a", resumed, T0 + 10**6)
+        transaction = Transaction({"payerId": "p1", "beneficiaryId": 1}, b"{}", T0 + 5, T0 + 10**6, 0, 99)
+        outcomes.append(detector.on_transaction(transaction, store, 0))
+    assert outcomes[0] == outcomes[1]
+    assert [(alert.rule_id, alert.aggregate_value) for alert in outcomes[0].alerts] == [("ns/a", 3)]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"{}", b'{"format":2}', b'{"format":1,"latenessMs":1,"ruleSeq":0,"keyGroups":[],"rules":[{"ruleId":"a"}]}'],
+)
+def test_corrupt_detector_state(data: bytes) -> None:
+    with pytest.raises(CorruptStateError):
+        Detector.from_bytes(data)
+
+
+def test_negative_lateness_is_refused() -> None:
+    with pytest.raises(ValueError, match="lateness_ms must be >= 0"):
+        Detector(lateness_ms=-1)

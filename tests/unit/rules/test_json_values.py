@@ -1,0 +1,48 @@
+"""Exact JSON reading and writing."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from fraudstream_rules.json_values import JsonValueError, dumps_exact, loads_exact
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a":0.10,"b":1E+3,"c":-0.0,"d":12345678901234567890.123456789,"e":[true,false,null,"\\u00e9x"]}',
+        "[]",
+        '{"nested":{"deep":[1,2.50,{"x":"y"}]}}',
+        "-0",
+        '"caf\u00e9"',
+    ],
+)
+def test_round_trip_keeps_every_digit(text: str) -> None:
+    assert dumps_exact(loads_exact(text)) == dumps_exact(loads_exact(dumps_exact(loads_exact(text))))
+    assert loads_exact(dumps_exact(loads_exact(text))) == loads_exact(text)
+
+
+def test_numbers_are_decimal_and_int() -> None:
+    assert loads_exact(b'{"a":0.10,"b":3}') == {"a": Decimal("0.10"), "b": 3}
+    assert dumps_exact({"a": Decimal("0.10"), "b": 3}) == '{"a":0.10,"b":3}'
+
+
+@pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"a":-Infinity}', "{", "", "\ud800"])
+def test_loads_refuses(text: str) -> None:
+    with pytest.raises(JsonValueError):
+        loads_exact(text)
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [(1.5, TypeError), (Decimal("NaN"), ValueError), ({1: "a"}, TypeError), ({"a": object()}, TypeError)],
+)
+def test_dumps_refuses(value: object, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        dumps_exact(value)
+
+
+def test_dumps_sorts_keys_on_request() -> None:
+    assert dumps_exact({"b": 1, "a": {"d": 2, "c": 3}}, sort_keys=True) == '{"a":{"c":3,"d":2},"b":1}'

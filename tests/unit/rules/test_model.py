@@ -1,0 +1,393 @@
+"""Rule spec validation and normalization, filters, and the Rule JSON on the rules topic."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from fraudstream_rules.exceptions import InvalidRuleError
+from fraudstream_rules.model import (
+    AggregatorFunction,
+    Filter,
+    FilterOperator,
+    LimitOperator,
+    Rule,
+    RuleSpec,
+    RuleState,
+    parse_rule_message,
+    parse_spec,
+)
+
+D = Decimal
+
+
+def spec(**overrides: object) -> dict[str, object]:
+    raw: dict[str, object] = {
+        "groupingKeyNames": ["payerId"],
+        "aggregatorFunctionType": "SUM",
+        "aggregateFieldName": "paymentAmount",
+        "limitOperatorType": "GREATER",
+        "limit": "100",
+        "windowMinutes": 5,
+    }
+    for key, value in overrides.items():
+        if value is ...:
+            raw.pop(key, None)
+        else:
+            raw[key] = value
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("raw", "attribute", "expected"),
+    [
+        (spec(), "state", RuleState.ACTIVE),
+        (spec(state=None), "state", RuleState.ACTIVE),
+        (spec(state="PAUSE"), "state", RuleState.PAUSE),
+        (spec(groupingKeyNames=["payerId", "beneficiaryId"]), "grouping_key_names", ("beneficiaryId", "payerId")),
+        (spec(aggregatorFunctionType="COUNT"), "aggregate_field_name", None),
+        (spec(aggregatorFunctionType="COUNT", aggregateFieldName=...), "aggregate_field_name", None),
+        (spec(limit=200), "limit", D(200)),
+        (spec(limit="200000.00"), "limit", D("200000")),
+        (spec(limit="-0.5"), "limit", D("-0.5")),
+        (spec(limit="1e3"), "limit", D(1000)),
+        (spec(limit=D("0.30")), "limit", D("0.3")),
+        (spec(windowMinutes=1), "window_ms", 60_000),
+        (spec(windowMinutes=527_040), "window_minutes", 527_040),
+        (spec(filters=None), "filters", ()),
+        (spec(filters=[]), "filters", ()),
+        (
+            spec(filters=[{"field": "paymentType", "operator": "EQUAL", "value": "CRD"}]),
+            "filters",
+            (Filter("paymentType", FilterOperator.EQUAL, "CRD"),),
+        ),
+        (
+            spec(filters=[{"field": "paymentAmount", "operator": "GREATER", "value": "1.50"}]),
+            "filters",
+            (Filter("paymentAmount", FilterOperator.GREATER, D("1.5")),),
+        ),
+        (
+            spec(filters=[{"field": "x", "operator": "IN", "value": ["a", 1, True, None]}]),
+            "filters",
+            (Filter("x", FilterOperator.IN, ("a", D(1), True, None)),),
+        ),
+        (
+            spec(
+                filters=[
+                    {"field": "b", "operator": "EQUAL", "value": "x"},
+                    {"field": "a", "operator": "EQUAL", "value": 1},
+                ]
+            ),
+            "filters",
+            (Filter("b", FilterOperator.EQUAL, "x"), Filter("a", FilterOperator.EQUAL, D(1))),
+        ),
+    ],
+)
+def test_parse_spec_normalizes(raw: dict[str, object], attribute: str, expected: object) -> None:
+    assert getattr(parse_spec(raw), attribute) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (["not", "a", "dict"], "spec must be an object, got list ['not', 'a', 'dict']"),
+        (spec(windowMinute=5), "spec.windowMinute is not a FraudRule spec field"),
+        (spec(state="RUNNING"), "spec.state must be one of ACTIVE, PAUSE, got 'RUNNING'"),
+        (spec(groupingKeyNames=...), "spec.groupingKeyNames is required"),
+        (spec(groupingKeyNames=[]), "spec.groupingKeyNames must be a non-empty list of field names, got list []"),
+        (
+            spec(groupingKeyNames="payerId"),
+            "spec.groupingKeyNames must be a non-empty list of field names, got 'payerId'",
+        ),
+        (spec(groupingKeyNames=["payerId", ""]), "spec.groupingKeyNames[1] must be a non-empty string, got ''"),
+        (spec(groupingKeyNames=["payerId", 3]), "spec.groupingKeyNames[1] must be a non-empty string, got 3"),
+        (spec(groupingKeyNames=["a", "b", "a"]), "spec.groupingKeyNames names 'a' more than once"),
+        (spec(aggregatorFunctionType=...), "spec.aggregatorFunctionType is required"),
+        (
+            spec(aggregatorFunctionType="MEDIAN"),
+            "spec.aggregatorFunctionType must be one of SUM, COUNT, AVG, MIN, MAX, got 'MEDIAN'",
+        ),
+        (
+            spec(aggregatorFunctionType="sum"),
+            "spec.aggregatorFunctionType must be one of SUM, COUNT, AVG, MIN, MAX, got 'sum'",
+        ),
+        (spec(aggregateFieldName=...), "spec.aggregateFieldName is required unless aggregatorFunctionType is COUNT"),
+        (spec(aggregateFieldName=""), "spec.aggregateFieldName must be a non-empty string, got ''"),
+        (spec(aggregateFieldName=7), "spec.aggregateFieldName must be a non-empty string, got 7"),
+        (spec(limitOperatorType=...), "spec.limitOperatorType is required"),
+        (
+            spec(limitOperatorType="IN"),
+            "spec.limitOperatorType must be one of EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL,"
+            " got 'IN'",
+        ),
+        (spec(limit=...), "spec.limit is required"),
+        (spec(limit=0.5), "spec.limit must be an integer or a decimal string, got the float 0.5; quote it: '0.5'"),
+        (spec(limit=True), "spec.limit must be an integer or a decimal string, got True"),
+        (spec(limit="NaN"), "spec.limit must be an integer or a decimal string, got 'NaN'"),
+        (spec(limit="Infinity"), "spec.limit must be an integer or a decimal string, got 'Infinity'"),
+        (spec(limit="1,000"), "spec.limit must be an integer or a decimal string, got '1,000'"),
+        (spec(limit=" 5"), "spec.limit must be an integer or a decimal string, got ' 5'"),
+        (spec(limit=[5]), "spec.limit must be an integer or a decimal string, got list [5]"),
+        (spec(limit="1e200"), "spec.limit is out of range (at most 100 digits each side of the point): '1e200'"),
+        (spec(windowMinutes=...), "spec.windowMinutes is required"),
+        (spec(windowMinutes=0), "spec.windowMinutes must be at least 1, got 0"),
+        (spec(windowMinutes=-3), "spec.windowMinutes must be at least 1, got -3"),
+        (spec(windowMinutes=527_041), "spec.windowMinutes must be at most 527040 (366 days), got 527041"),
+        (spec(windowMinutes="5"), "spec.windowMinutes must be an integer, got '5'"),
+        (spec(windowMinutes=5.0), "spec.windowMinutes must be an integer, got float 5.0"),
+        (spec(windowMinutes=True), "spec.windowMinutes must be an integer, got True"),
+        (spec(filters={"field": "a"}), "spec.filters must be a list, got dict {'field': 'a'}"),
+        (spec(filters=["a"]), "spec.filters[0] must be an object with field, operator and value, got 'a'"),
+        (
+            spec(filters=[{"field": "a", "operator": "EQUAL", "value": 1, "negate": True}]),
+            "spec.filters[0].negate is not a filter field (expected field, operator, value)",
+        ),
+        (
+            spec(filters=[{"operator": "EQUAL", "value": 1}]),
+            "spec.filters[0].field must be a non-empty string, got None",
+        ),
+        (
+            spec(filters=[{"field": "a", "operator": "LIKE", "value": 1}]),
+            "spec.filters[0].operator must be one of EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL,"
+            " IN, NOT_IN, got 'LIKE'",
+        ),
+        (spec(filters=[{"field": "a", "operator": "EQUAL"}]), "spec.filters[0].value is required"),
+        (
+            spec(filters=[{"field": "a", "operator": "IN", "value": []}]),
+            "spec.filters[0].value must be a non-empty list for operator IN, got list []",
+        ),
+        (
+            spec(filters=[{"field": "a", "operator": "NOT_IN", "value": "x"}]),
+            "spec.filters[0].value must be a non-empty list for operator NOT_IN, got 'x'",
+        ),
+        (
+            spec(filters=[{"field": "a", "operator": "IN", "value": ["x", 0.5]}]),
+            "spec.filters[0].value[1] must be a string, integer, boolean or null, got the float 0.5; quote it: '0.5'",
+        ),
+        (
+            spec(filters=[{"field": "a", "operator": "EQUAL", "value": ["x"]}]),
+            "spec.filters[0].value must be a single value for operator EQUAL, got list ['x']",
+        ),
+        (
+            spec(filters=[{"field": "a", "operator": "GREATER", "value": "abc"}]),
+            "spec.filters[0].value must be a number for operator GREATER, got 'abc'",
+        ),
+        (
+            spec(filters=[{"field": "a", "operator": "EQUAL", "value": {"x": 1}}]),
+            "spec.filters[0].value must be a single value for operator EQUAL, got dict {'x': 1}",
+        ),
+    ],
+)
+def test_parse_spec_refuses(raw: object, message: str) -> None:
+    with pytest.raises(InvalidRuleError) as caught:
+        parse_spec(raw)
+    assert str(caught.value) == message
+
+
+def test_normalized_json_uses_contract_names_and_canonical_numbers() -> None:
+    raw = spec(
+        groupingKeyNames=["payerId", "beneficiaryId"],
+        limit="200000.00",
+        filters=[{"field": "paymentAmount", "operator": "IN", "value": ["1.50", 2, "CRD", None, False]}],
+    )
+    assert parse_spec(raw).to_json() == {
+        "state": "ACTIVE",
+        "groupingKeyNames": ["beneficiaryId", "payerId"],
+        "aggregatorFunctionType": "SUM",
+        "aggregateFieldName": "paymentAmount",
+        "limitOperatorType": "GREATER",
+        "limit": "200000",
+        "windowMinutes": 5,
+        "filters": [{"field": "paymentAmount", "operator": "IN", "value": ["1.5", "2", "CRD", None, False]}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("limit", "text"),
+    [("200000.00", "200000"), ("0.10", "0.1"), ("-0.00", "0"), ("1e3", "1000"), ("1E-7", "0.0000001"), (12, "12")],
+)
+def test_limit_renders_without_exponent(limit: object, text: str) -> None:
+    assert parse_spec(spec(limit=limit)).to_json()["limit"] == text
+
+
+def test_count_json_omits_aggregate_field() -> None:
+    assert "aggregateFieldName" not in parse_spec(spec(aggregatorFunctionType="COUNT")).to_json()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        spec(),
+        spec(state="PAUSE", aggregatorFunctionType="COUNT", limit="0.000001"),
+        spec(filters=[{"field": "a", "operator": "NOT_IN", "value": ["007", "x", True]}]),
+        spec(
+            filters=[
+                {"field": "a", "operator": "LESS_EQUAL", "value": -3},
+                {"field": "b", "operator": "EQUAL", "value": None},
+            ]
+        ),
+    ],
+)
+def test_spec_json_round_trips(raw: dict[str, object]) -> None:
+    parsed = parse_spec(raw)
+    assert parse_spec(parsed.to_json()) == parsed
+    assert parse_spec(parsed.to_json()).to_json() == parsed.to_json()
+
+
+@pytest.mark.parametrize(
+    ("change", "keeps_window"),
+    [
+        ({"state": "PAUSE"}, True),
+        ({"limit": "5"}, True),
+        ({"limitOperatorType": "LESS"}, True),
+        ({"windowMinutes": 60}, True),
+        ({"aggregatorFunctionType": "MAX"}, True),
+        ({"groupingKeyNames": ["payerId", "x"]}, False),
+        ({"aggregateFieldName": "fee"}, False),
+        ({"aggregatorFunctionType": "COUNT"}, False),  # COUNT has no aggregate field
+        ({"filters": [{"field": "a", "operator": "EQUAL", "value": 1}]}, False),
+        ({"groupingKeyNames": ["payerId"], "limit": "100.00"}, True),
+    ],
+)
+def test_window_identity(change: dict[str, object], keeps_window: bool) -> None:
+    before = parse_spec(spec())
+    after = parse_spec({**spec(), **change})
+    assert (before.window_identity() == after.window_identity()) is keeps_window
+
+
+@pytest.mark.parametrize(
+    ("flt", "fields", "matches"),
+    [
+        # missing fields never match, whatever the operator
+        (Filter("t", FilterOperator.EQUAL, None), {}, False),
+        (Filter("t", FilterOperator.NOT_EQUAL, "CRD"), {}, False),
+        (Filter("t", FilterOperator.NOT_IN, ("CRD",)), {"u": "CRD"}, False),
+        (Filter("t", FilterOperator.EQUAL, "CRD"), {"t": "CRD"}, True),
+        (Filter("t", FilterOperator.EQUAL, "CRD"), {"t": "crd"}, False),
+        (Filter("t", FilterOperator.NOT_EQUAL, "CRD"), {"t": "CSH"}, True),
+        (Filter("t", FilterOperator.NOT_EQUAL, "CRD"), {"t": None}, True),
+        (Filter("t", FilterOperator.EQUAL, None), {"t": None}, True),
+        (Filter("t", FilterOperator.EQUAL, None), {"t": "null"}, False),
+        (Filter("t", FilterOperator.EQUAL, True), {"t": True}, True),
+        (Filter("t", FilterOperator.EQUAL, True), {"t": "true"}, False),
+        (Filter("t", FilterOperator.EQUAL, True), {"t": 1}, False),
+        # numbers compare as numbers, also when the transaction carries them as strings
+        (Filter("a", FilterOperator.EQUAL, D("1.5")), {"a": D("1.50")}, True),
+        (Filter("a", FilterOperator.EQUAL, D("1.5")), {"a": "1.50"}, True),
+        (Filter("a", FilterOperator.EQUAL, D(7)), {"a": 7}, True),
+        (Filter("a", FilterOperator.EQUAL, D(7)), {"a": "007"}, True),
+        (Filter("a", FilterOperator.EQUAL, D(7)), {"a": "seven"}, False),
+        (Filter("a", FilterOperator.NOT_EQUAL, D(7)), {"a": "seven"}, True),
+        (Filter("a", FilterOperator.GREATER, D("0.1")), {"a": D("0.2")}, True),
+        (Filter("a", FilterOperator.GREATER, D("0.1")), {"a": D("0.1")}, False),
+        (Filter("a", FilterOperator.GREATER_EQUAL, D("0.1")), {"a": "0.10"}, True),
+        (Filter("a", FilterOperator.LESS, D(0)), {"a": -1}, True),
+        (Filter("a", FilterOperator.LESS_EQUAL, D(0)), {"a": D("0.0001")}, False),
+        # ordering operators on non-numbers are false
+        (Filter("a", FilterOperator.GREATER, D(0)), {"a": "abc"}, False),
+        (Filter("a", FilterOperator.LESS, D(0)), {"a": True}, False),
+        (Filter("a", FilterOperator.LESS, D(0)), {"a": None}, False),
+        (Filter("a", FilterOperator.GREATER, D(0)), {"a": [1]}, False),
+        (Filter("a", FilterOperator.LESS, D(0)), {"a": "NaN"}, False),
+        # lists
+        (Filter("t", FilterOperator.IN, ("CRD", "CSH")), {"t": "CSH"}, True),
+        (Filter("t", FilterOperator.IN, ("CRD", "CSH")), {"t": "XXX"}, False),
+        (Filter("t", FilterOperator.IN, (D(1), "x")), {"t": "1.0"}, True),
+        (Filter("t", FilterOperator.NOT_IN, ("CRD", "CSH")), {"t": "XXX"}, True),
+        (Filter("t", FilterOperator.NOT_IN, ("CRD", None)), {"t": None}, False),
+        (Filter("t", FilterOperator.NOT_EQUAL, "x"), {"t": {"nested": 1}}, True),
+    ],
+)
+def test_filter_matches(flt: Filter, fields: dict[str, object], matches: bool) -> None:
+    assert flt.matches(fields) is matches
+
+
+@pytest.mark.parametrize(
+    ("operator", "left", "right", "holds"),
+    [
+        (LimitOperator.EQUAL, "0.30", "0.3", True),
+        (LimitOperator.NOT_EQUAL, "0.30", "0.3", False),
+        (LimitOperator.GREATER, "2", "1", True),
+        (LimitOperator.GREATER_EQUAL, "1", "1.0", True),
+        (LimitOperator.LESS, "1", "1", False),
+        (LimitOperator.LESS_EQUAL, "-1", "0", True),
+    ],
+)
+def test_limit_operator(operator: LimitOperator, left: str, right: str, holds: bool) -> None:
+    assert operator.holds(D(left), D(right)) is holds
+
+
+def test_spec_constructed_directly_is_normalized() -> None:
+    direct = RuleSpec(
+        RuleState.ACTIVE, ("b", "a", "b"), AggregatorFunction.COUNT, "ignored", LimitOperator.EQUAL, D(1), 1
+    )
+    assert (direct.grouping_key_names, direct.aggregate_field_name) == (("a", "b"), None)
+    with pytest.raises(InvalidRuleError, match="aggregateFieldName is required"):
+        RuleSpec(RuleState.ACTIVE, ("a",), AggregatorFunction.SUM, None, LimitOperator.EQUAL, D(1), 1)
+
+
+RULE = Rule("fraud/big-spender", 3, "0b7c-uid", parse_spec(spec(groupingKeyNames=["payerId", "beneficiaryId"])))
+
+
+def test_rule_json_shape_and_round_trip() -> None:
+    assert RULE.to_json() == {
+        "ruleId": "fraud/big-spender",
+        "generation": 3,
+        "uid": "0b7c-uid",
+        "spec": RULE.spec.to_json(),
+    }
+    assert Rule.from_json(RULE.to_json()) == RULE
+    assert parse_rule_message(RULE.to_message_value()) == RULE
+
+
+def test_rule_message_is_canonical() -> None:
+    value = RULE.to_message_value()
+    assert value.startswith(b'{"generation":3,"ruleId":"fraud/big-spender","spec":{')
+    assert b" " not in value
+    assert Rule.from_json(RULE.to_json()).to_message_value() == value
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (b"", "rule message is empty (a deletion is a null value, not an empty one)"),
+        (b"{not json", "rule message is not valid JSON: "),
+        (b"\xff\xfe", "rule message is not valid JSON: "),
+        (b"[1]", "rule message must be a JSON object, got list [1]"),
+        (b'{"generation":1,"uid":"u","spec":{}}', "rule message ruleId must be a non-empty string, got None"),
+        (
+            b'{"ruleId":"a/b","generation":-1,"uid":"u","spec":{}}',
+            "rule message generation must be a non-negative integer, got -1",
+        ),
+        (
+            b'{"ruleId":"a/b","generation":true,"uid":"u","spec":{}}',
+            "rule message generation must be a non-negative integer, got True",
+        ),
+        (b'{"ruleId":"a/b","generation":1,"uid":"","spec":{}}', "rule message uid must be a non-empty string, got ''"),
+        (b'{"ruleId":"a/b","generation":1,"uid":"u"}', "spec must be an object, got None"),
+        (b'{"ruleId":"a/b","generation":1,"uid":"u","spec":{}}', "spec.groupingKeyNames is required"),
+        (
+            b'{"ruleId":"a/b","generation":1,"uid":"u","spec":{"limit":NaN}}',
+            "rule message is not valid JSON: NaN is not a JSON number",
+        ),
+    ],
+)
+def test_parse_rule_message_refuses(value: bytes, message: str) -> None:
+    with pytest.raises(InvalidRuleError) as caught:
+        parse_rule_message(value)
+    assert str(caught.value).startswith(message)
+
+
+def test_tombstone_is_none() -> None:
+    assert parse_rule_message(None) is None
+
+
+def test_rule_message_with_json_decimal_limit() -> None:
+    value = (
+        b'{"ruleId":"a/b","generation":1,"uid":"u","spec":'
+        + b'{"groupingKeyNames":["p"],"aggregatorFunctionType":"COUNT","limitOperatorType":"EQUAL",'
+        + b'"limit":0.10,"windowMinutes":1}}'
+    )
+    rule = parse_rule_message(value)
+    assert rule is not None and rule.spec.limit == D("0.1")
