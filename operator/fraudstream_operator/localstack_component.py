@@ -1,0 +1,96 @@
+"""The operator as a component of the local stack (`make run` / `make up`).
+
+`start` installs the FraudRule CRD, runs `python -m fraudstream_operator` watching all namespaces, waits until its
+liveness endpoint answers (so the startup reconciliation is done), applies `examples/rules/` and waits until every
+example rule reports Ready=True for its current generation.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fraudstream_localstack.layout import BIN, ROOT, require
+from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
+
+from .conditions import READY
+
+if TYPE_CHECKING:
+    from fraudstream_localstack.stack import LocalStack
+
+CRD_PATH = ROOT / "crds" / "fraudrule.yaml"
+EXAMPLES_DIR = ROOT / "examples" / "rules"
+
+
+def kubectl(kubeconfig: Path, *args: str, timeout_s: float = 60) -> str:
+    """Runs the cached kubectl against `kubeconfig`; raises RuntimeError with its stderr on failure."""
+    argv = [str(require(BIN / "kubectl", "k8s")), f"--kubeconfig={kubeconfig}", *args]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(args)} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def is_ready(item: dict[str, Any]) -> bool:
+    """Whether a FraudRule reports Ready=True for its current generation."""
+    status = item.get("status") or {}
+    ready = [c for c in status.get("conditions") or [] if c.get("type") == READY and c.get("status") == "True"]
+    return bool(ready) and status.get("observedGeneration") == item["metadata"]["generation"]
+
+
+def _answers(url: str) -> bool:
+    with urllib.request.urlopen(url, timeout=2) as response:
+        return bool(response.status == 200)
+
+
+class OperatorComponent:
+    """Satisfies `fraudstream_localstack.stack.Component`."""
+
+    name = "operator"
+
+    def __init__(self, examples_dir: Path = EXAMPLES_DIR, timeout_s: float = 120) -> None:
+        self.examples_dir = examples_dir
+        self.timeout_s = timeout_s
+        self._process: ManagedProcess | None = None
+
+    def start(self, stack: LocalStack) -> None:
+        kubeconfig = stack.kube.kubeconfig
+        kubectl(kubeconfig, "apply", "-f", str(CRD_PATH))
+        kubectl(kubeconfig, "wait", "--for=condition=Established", "crd/fraudrules.fraudstream.io", "--timeout=60s")
+        liveness = f"http://127.0.0.1:{free_port()}/healthz"
+        env = {
+            "KUBECONFIG": str(kubeconfig),
+            "KAFKA_BOOTSTRAP": stack.kafka.bootstrap,
+            "RULES_TOPIC": stack.config.topics.rules,
+            "WATCH_NAMESPACES": "",
+            "OPERATOR_METRICS_PORT": str(stack.config.operator_metrics_port),
+            "OPERATOR_METRICS_ADDR": "127.0.0.1",
+            "OPERATOR_LIVENESS_ENDPOINT": liveness,
+        }
+        argv = [sys.executable, "-m", "fraudstream_operator"]
+        log_path = stack.config.data_dir / "operator" / "operator.log"
+        self._process = process = ManagedProcess(self.name, argv, log_path, env=env).start()
+
+        def live() -> bool:
+            process.check_alive()
+            return _answers(liveness)
+
+        wait_for(live, self.timeout_s, f"operator liveness at {liveness}", interval_s=0.5)
+        kubectl(kubeconfig, "apply", "-f", str(self.examples_dir))
+
+        def examples_ready() -> bool:
+            process.check_alive()
+            listed = json.loads(kubectl(kubeconfig, "get", "-f", str(self.examples_dir), "-o", "json"))
+            items = listed["items"] if listed.get("kind") == "List" else [listed]
+            return bool(items) and all(is_ready(item) for item in items)
+
+        wait_for(examples_ready, self.timeout_s, f"example rules in {self.examples_dir} Ready", interval_s=0.5)
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.stop()
+            self._process = None

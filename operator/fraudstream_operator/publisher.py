@@ -1,0 +1,122 @@
+"""Writing rule messages and tombstones to the rules topic, one at a time, each confirmed by its delivery report.
+
+The producer is idempotent with acks=all, so a retried send cannot reorder or duplicate a record within the
+producer's session; a send that timed out may still have landed, and a retry then writes the same value again,
+which is harmless on a compacted topic.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
+
+from fraudstream_kafka.settings import ConfigValue, KafkaSettings
+
+from .exceptions import KafkaUnavailableError, PublishRejectedError
+
+# Error codes that mean "the brokers could not be reached in time", as opposed to "a broker said no".
+_UNAVAILABLE = {
+    KafkaError._MSG_TIMED_OUT,
+    KafkaError._TIMED_OUT,
+    KafkaError._TRANSPORT,
+    KafkaError._ALL_BROKERS_DOWN,
+    KafkaError._RESOLVE,
+    KafkaError.REQUEST_TIMED_OUT,
+    KafkaError.NOT_ENOUGH_REPLICAS,
+    KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    KafkaError.LEADER_NOT_AVAILABLE,
+    KafkaError.NOT_LEADER_FOR_PARTITION,
+}
+
+
+def delivery_error(err: KafkaError, topic: str) -> KafkaUnavailableError | PublishRejectedError:
+    """The operator error for a failed delivery: unavailable (retry until the brokers answer) or rejected."""
+    if err.code() in _UNAVAILABLE or err.retriable():
+        return KafkaUnavailableError(f"Kafka did not acknowledge the record on topic {topic}: {err.str()}")
+    return PublishRejectedError(f"Kafka refused the record on topic {topic}: {err.str()}")
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """The broker's acknowledgement of one record."""
+
+    topic: str
+    partition: int
+    offset: int
+    latency_s: float
+
+
+class RulePublisher:
+    """Sends keyed records to one topic and blocks until each is acknowledged or has failed.
+
+    Thread-safe: kopf runs sync handlers in a thread pool, and they share this publisher.
+    """
+
+    def __init__(self, settings: KafkaSettings, topic: str, timeout_s: float) -> None:
+        self.topic = topic
+        self.timeout_s = timeout_s
+        self._settings = settings
+        self._lock = threading.Lock()
+        self._producer = self._new_producer()
+
+    def _new_producer(self) -> Producer:
+        extra: dict[str, ConfigValue] = {
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 0,
+            "message.timeout.ms": max(1000, int(self.timeout_s * 1000)),
+            "client.id": "fraudstream-operator",
+        }
+        return Producer(self._settings.client_config(**extra))
+
+    def send(self, key: str, value: bytes | None) -> Delivery:
+        """Produces (key, value), value None being a tombstone; returns once the broker acknowledged it.
+
+        Raises KafkaUnavailableError when no broker acknowledged in time, PublishRejectedError when one refused.
+        """
+        done = threading.Event()
+        outcome: list[tuple[KafkaError | None, Message]] = []
+
+        def on_delivery(err: KafkaError | None, msg: Message) -> None:
+            outcome.append((err, msg))
+            done.set()
+
+        started = time.monotonic()
+        with self._lock:
+            producer = self._producer
+        try:
+            producer.produce(self.topic, key=key.encode(), value=value, on_delivery=on_delivery)
+        except (BufferError, KafkaException) as exc:
+            raise KafkaUnavailableError(f"could not queue the record for topic {self.topic}: {exc}") from exc
+        # librdkafka reports a timeout itself after message.timeout.ms; the extra margin only guards against a hang.
+        deadline = started + self.timeout_s + 10
+        while not done.is_set() and time.monotonic() < deadline:
+            producer.poll(0.05)
+        if not outcome:
+            raise KafkaUnavailableError(f"no delivery report from topic {self.topic} within {self.timeout_s:.0f}s")
+        err, msg = outcome[0]
+        if err is not None:
+            self._replace_if_fatal(producer, err)
+            raise delivery_error(err, self.topic)
+        return Delivery(
+            topic=str(msg.topic()),
+            partition=int(msg.partition() or 0),
+            offset=int(msg.offset() or 0),
+            latency_s=time.monotonic() - started,
+        )
+
+    def _replace_if_fatal(self, producer: Producer, err: KafkaError) -> None:
+        """A fatal error (e.g. the idempotence state could not be recovered) leaves the producer unusable."""
+        if not err.fatal():
+            return
+        with self._lock:
+            if self._producer is producer:
+                self._producer = self._new_producer()
+
+    def close(self) -> None:
+        with self._lock:
+            self._producer.flush(self.timeout_s)
+            self._producer.close()

@@ -1,0 +1,51 @@
+"""Making the rules topic's latest record for a key equal what the cluster says, without sends that change nothing."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from .exceptions import OperatorError
+from .metrics import PUBLISH_LATENCY, PUBLISHES
+from .publisher import Delivery
+from .topic_state import TopicRecord, TopicState
+
+
+class Sender(Protocol):
+    """What publishing needs from a producer (RulePublisher in the operator)."""
+
+    def send(self, key: str, value: bytes | None) -> Delivery: ...
+
+
+def _send(publisher: Sender, topic: TopicState, key: str, value: bytes | None, kind: str) -> TopicRecord:
+    try:
+        delivery = publisher.send(key, value)
+    except OperatorError:
+        PUBLISHES.labels(kind, "failed").inc()
+        raise
+    PUBLISHES.labels(kind, "delivered").inc()
+    PUBLISH_LATENCY.labels(kind).observe(delivery.latency_s)
+    record = TopicRecord(value=value, partition=delivery.partition, offset=delivery.offset)
+    topic.record(key, record)
+    return record
+
+
+def publish(publisher: Sender, topic: TopicState, key: str, value: bytes) -> tuple[TopicRecord, bool]:
+    """Sends (key, value) unless it already is the key's latest record.
+
+    Returns the key's latest record afterwards and whether it was sent now; raises OperatorError if a send failed.
+    """
+    latest = topic.get(key)
+    if latest is not None and latest.value == value:
+        PUBLISHES.labels("rule", "unchanged").inc()
+        return latest, False
+    return _send(publisher, topic, key, value, "rule"), True
+
+
+def tombstone(publisher: Sender, topic: TopicState, key: str) -> bool:
+    """Sends a tombstone for `key` unless the key is absent or already tombstoned; True if one was sent."""
+    latest = topic.get(key)
+    if latest is None or latest.value is None:
+        PUBLISHES.labels("tombstone", "unchanged").inc()
+        return False
+    _send(publisher, topic, key, None, "tombstone")
+    return True

@@ -1,0 +1,90 @@
+"""Operator fixtures: the FraudRule CRD on the session API server, a namespace and a rules topic per test, and
+the environment the operator reads (pointing at the session broker unless a test brings its own)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client, config
+
+from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_localstack.processes import free_port
+from fraudstream_operator.localstack_component import CRD_PATH, kubectl
+from tests.integration.operator.harness import FraudRules, OperatorHarness
+
+
+@pytest.fixture(scope="session")
+def fraudrule_crd(kubeconfig: Path) -> None:
+    kubectl(kubeconfig, "apply", "-f", str(CRD_PATH))
+    kubectl(kubeconfig, "wait", "--for=condition=Established", "crd/fraudrules.fraudstream.io", "--timeout=60s")
+
+
+@pytest.fixture
+def kube_api(kubeconfig: Path) -> Iterator[client.ApiClient]:
+    api = config.new_client_from_config(str(kubeconfig))
+    try:
+        yield api
+    finally:
+        api.close()
+
+
+@pytest.fixture
+def namespace(kube_api: client.ApiClient, fraudrule_crd: None) -> Iterator[str]:
+    name = f"fr-{uuid.uuid4().hex[:10]}"
+    client.CoreV1Api(kube_api).create_namespace({"metadata": {"name": name}})
+    try:
+        yield name
+    finally:
+        FraudRules(kube_api, name).release_all()
+        client.CoreV1Api(kube_api).delete_namespace(name)
+
+
+@pytest.fixture
+def rules(kube_api: client.ApiClient, namespace: str) -> FraudRules:
+    return FraudRules(kube_api, namespace)
+
+
+def configure_operator(
+    monkeypatch: pytest.MonkeyPatch, kubeconfig: Path, kafka: KafkaSettings, topic: str, namespaces: str
+) -> tuple[str, str]:
+    """Sets the operator's environment; returns its (liveness, metrics) URLs on fresh ports."""
+    metrics_port, liveness_port = free_port(), free_port()
+    env = {
+        "KUBECONFIG": str(kubeconfig),
+        "KAFKA_BOOTSTRAP": kafka.bootstrap,
+        "RULES_TOPIC": topic,
+        "WATCH_NAMESPACES": namespaces,
+        "OPERATOR_METRICS_PORT": str(metrics_port),
+        "OPERATOR_METRICS_ADDR": "127.0.0.1",
+        "OPERATOR_LIVENESS_ENDPOINT": f"http://127.0.0.1:{liveness_port}/healthz",
+        "OPERATOR_PUBLISH_TIMEOUT_S": "5",
+        "OPERATOR_RETRY_BASE_S": "0.5",
+        "OPERATOR_RETRY_MAX_S": "4",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env["OPERATOR_LIVENESS_ENDPOINT"], f"http://127.0.0.1:{metrics_port}/metrics"
+
+
+MakeOperator = Callable[[KafkaSettings], OperatorHarness]
+
+
+@pytest.fixture
+def make_operator(
+    monkeypatch: pytest.MonkeyPatch, kubeconfig: Path, namespace: str, unique_topics: Topics
+) -> MakeOperator:
+    """make_operator(kafka): the operator for this test's namespace and rules topic, talking to `kafka`."""
+
+    def make(kafka: KafkaSettings) -> OperatorHarness:
+        liveness, metrics = configure_operator(monkeypatch, kubeconfig, kafka, unique_topics.rules, namespace)
+        return OperatorHarness(namespace, unique_topics.rules, kafka, liveness, metrics)
+
+    return make
+
+
+@pytest.fixture
+def operator(make_operator: MakeOperator, kafka_settings: KafkaSettings) -> OperatorHarness:
+    return make_operator(kafka_settings)

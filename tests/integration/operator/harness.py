@@ -1,0 +1,190 @@
+"""Helpers for operator tests: FraudRules on the real API server, the rules topic read independently, and the
+operator run in-process with kopf.testing.KopfRunner. Every wait is a poll with a deadline."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+from kopf.testing import KopfRunner
+from kubernetes import client
+
+from fraudstream_kafka.settings import KafkaSettings
+from fraudstream_localstack.processes import wait_for
+
+GROUP, VERSION, PLURAL = "fraudstream.io", "v1alpha1", "fraudrules"
+
+BASE_SPEC: dict[str, Any] = {
+    "groupingKeyNames": ["payerId", "beneficiaryId"],
+    "aggregatorFunctionType": "SUM",
+    "aggregateFieldName": "paymentAmount",
+    "limitOperatorType": "GREATER",
+    "limit": 200000,
+    "windowMinutes": 1440,
+}
+
+
+def ready_condition(obj: dict[str, Any]) -> dict[str, Any] | None:
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == "Ready"), None)
+
+
+class FraudRules:
+    """FraudRules of one namespace, through the admin client."""
+
+    def __init__(self, api_client: client.ApiClient, namespace: str) -> None:
+        self.api = client.CustomObjectsApi(api_client)
+        self.core = client.CoreV1Api(api_client)
+        self.namespace = namespace
+
+    def create(self, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "FraudRule", "metadata": {"name": name}, "spec": spec}
+        created: dict[str, Any] = self.api.create_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, body)
+        return created
+
+    def patch(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        patched: dict[str, Any] = self.api.patch_namespaced_custom_object(
+            GROUP, VERSION, self.namespace, PLURAL, name, body, _content_type="application/merge-patch+json"
+        )
+        return patched
+
+    def delete(self, name: str) -> None:
+        self.api.delete_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        try:
+            obj: dict[str, Any] = self.api.get_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
+        except client.ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return obj
+
+    def wait_condition(
+        self, name: str, status: str, reason: str, generation: int, timeout_s: float = 60
+    ) -> dict[str, Any]:
+        """The object once its Ready condition has `status`/`reason` and observedGeneration is `generation`."""
+
+        def check() -> dict[str, Any] | None:
+            obj = self.get(name)
+            condition = ready_condition(obj) if obj else None
+            if obj is None or condition is None or obj["status"].get("observedGeneration") != generation:
+                return None
+            return obj if (condition["status"], condition["reason"]) == (status, reason) else None
+
+        return wait_for(check, timeout_s, f"{self.namespace}/{name} Ready={status} {reason} gen {generation}")
+
+    def wait_ready(self, name: str, generation: int, timeout_s: float = 60) -> dict[str, Any]:
+        return self.wait_condition(name, "True", "Published", generation, timeout_s)
+
+    def wait_gone(self, name: str, timeout_s: float = 60) -> None:
+        wait_for(lambda: self.get(name) is None, timeout_s, f"{self.namespace}/{name} gone")
+
+    def event_reasons(self, name: str) -> set[str]:
+        events = self.core.list_namespaced_event(self.namespace, field_selector=f"involvedObject.name={name}")
+        return {event.reason for event in events.items}
+
+    def release_all(self) -> None:
+        """Removes finalizers and deletes every FraudRule left, so that no test leaves objects behind."""
+        listed = self.api.list_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL)
+        for item in listed["items"]:
+            name = item["metadata"]["name"]
+            self.patch(name, {"metadata": {"finalizers": None}})
+            if self.get(name) is not None:
+                self.delete(name)
+
+
+@dataclass(frozen=True)
+class Record:
+    key: str
+    value: bytes | None
+    offset: int
+
+    @property
+    def rule(self) -> dict[str, Any] | None:
+        parsed: dict[str, Any] | None = json.loads(self.value) if self.value is not None else None
+        return parsed
+
+
+def read_records(settings: KafkaSettings, topic: str, timeout_s: float = 30) -> list[Record]:
+    """Every record of partition 0 of `topic` from its beginning to its current end, read independently."""
+    consumer = Consumer(
+        settings.client_config(
+            **{"group.id": f"test-{uuid.uuid4().hex}", "enable.partition.eof": True, "enable.auto.commit": False}
+        )
+    )
+    try:
+        _, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=timeout_s)
+        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        records: list[Record] = []
+        position, deadline = 0, time.monotonic() + timeout_s
+        while position < high:
+            assert time.monotonic() < deadline, f"{topic} not read to offset {high} in {timeout_s}s"
+            msg = consumer.poll(0.2)
+            if msg is None:
+                continue
+            if msg.error() is not None:
+                assert msg.error().code() == KafkaError._PARTITION_EOF, msg.error()
+                position = max(position, msg.offset())
+                continue
+            records.append(Record(msg.key().decode(), msg.value(), msg.offset()))
+            position = msg.offset() + 1
+        return records
+    finally:
+        consumer.close()
+
+
+def latest_by_key(records: list[Record]) -> dict[str, Record]:
+    return {record.key: record for record in records}
+
+
+def http_get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return str(response.read().decode())
+
+
+@dataclass(frozen=True)
+class OperatorHarness:
+    """How to run the operator for one test: its namespace (None: all), topic, Kafka, and probe URLs."""
+
+    namespace: str | None
+    topic: str
+    kafka: KafkaSettings
+    liveness_url: str
+    metrics_url: str
+
+    @contextmanager
+    def running(self, wait_live: bool = True) -> Iterator[KopfRunner]:
+        """The operator in a thread, returned once its startup reconciliation is done (liveness answers)."""
+        threads_before = {thread.ident for thread in threading.enumerate()}
+        scope = ["--all-namespaces"] if self.namespace is None else ["--namespace", self.namespace]
+        argv = ["run", "--standalone", *scope, "--liveness", self.liveness_url]
+        with KopfRunner([*argv, "-m", "fraudstream_operator.handlers"], timeout=60) as runner:
+            if wait_live:
+                self.wait_live()
+            yield runner
+        assert runner.exit_code == 0, runner.output
+        assert runner.exception is None, runner.exception
+
+        def no_new_threads() -> bool:
+            return all(thread.ident in threads_before for thread in threading.enumerate())
+
+        wait_for(no_new_threads, 10, f"operator threads to end: {threading.enumerate()}")
+
+    def wait_live(self, timeout_s: float = 60) -> None:
+        wait_for(lambda: http_get(self.liveness_url), timeout_s, f"operator liveness at {self.liveness_url}")
+
+    def metric(self, line_prefix: str) -> float:
+        """The value of the first metrics line starting with `line_prefix` (0 if absent)."""
+        for line in http_get(self.metrics_url).splitlines():
+            if line.startswith(line_prefix):
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0

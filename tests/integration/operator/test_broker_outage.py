@@ -1,0 +1,82 @@
+"""Broker outages: during an update, Ready=False/KafkaUnavailable while it lasts and Ready=True with the right
+generation on the topic once the broker is back; at startup, the operator waits for the broker. Nobody touches
+the operator in between."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prometheus_client import REGISTRY
+
+from fraudstream_kafka.settings import KafkaSettings
+from fraudstream_localstack.kafka import KafkaBroker
+from fraudstream_localstack.processes import wait_for
+from tests.integration.operator.conftest import MakeOperator
+from tests.integration.operator.harness import BASE_SPEC, FraudRules, latest_by_key, read_records
+
+pytestmark = pytest.mark.integration
+
+
+def reconcile_errors(reason: str) -> float:
+    """Failed reconciliations so far (the operator runs in this process, so its registry is ours)."""
+    return REGISTRY.get_sample_value("fraudstream_operator_reconcile_errors_total", {"reason": reason}) or 0.0
+
+
+@pytest.fixture
+def private_broker(tmp_path: Path) -> Iterator[KafkaBroker]:
+    """A broker of this test's own, which it may stop and start again on the same ports and data."""
+    broker = KafkaBroker(tmp_path / "kafka").start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def test_broker_outage_during_an_update_recovers_on_its_own(
+    make_operator: MakeOperator, private_broker: KafkaBroker, rules: FraudRules
+) -> None:
+    kafka = KafkaSettings(bootstrap=private_broker.bootstrap)
+    operator = make_operator(kafka)
+    with operator.running():
+        rules.create("outage", BASE_SPEC)
+        published = rules.wait_ready("outage", generation=1)
+
+        private_broker.stop()
+        rules.patch("outage", {"spec": {"limit": 250000}})
+        unavailable = rules.wait_condition("outage", "False", "KafkaUnavailable", generation=2)
+        assert operator.metric('fraudstream_operator_reconcile_errors_total{reason="KafkaUnavailable"}') >= 1
+
+        private_broker.start()
+        recovered = rules.wait_ready("outage", generation=2, timeout_s=120)
+
+    assert "KafkaUnavailable" in rules.event_reasons("outage")
+    assert unavailable["status"]["published"] == published["status"]["published"]
+    assert f"topic {operator.topic}" in unavailable["status"]["conditions"][0]["message"]
+    record = latest_by_key(read_records(kafka, operator.topic))[f"{rules.namespace}/outage"]
+    assert record.rule is not None
+    assert (record.rule["generation"], record.rule["spec"]["limit"]) == (2, "250000")
+    assert record.offset == recovered["status"]["published"]["offset"]
+    flips = [obj["status"]["conditions"][0]["lastTransitionTime"] for obj in (published, unavailable, recovered)]
+    assert flips[0] <= flips[1] <= flips[2]
+
+
+def test_an_operator_started_before_the_broker_waits_for_it(
+    make_operator: MakeOperator, tmp_path: Path, rules: FraudRules
+) -> None:
+    broker = KafkaBroker(tmp_path / "late-kafka")
+    kafka = KafkaSettings(bootstrap=broker.bootstrap)
+    operator = make_operator(kafka)
+    errors_before = reconcile_errors("KafkaUnavailable")
+    try:
+        with operator.running(wait_live=False):
+            rules.create("early", BASE_SPEC)
+            wait_for(lambda: reconcile_errors("KafkaUnavailable") > errors_before, 60, "a failed startup attempt")
+            broker.start()
+            operator.wait_live(timeout_s=120)
+            rules.wait_ready("early", generation=1)
+        record = latest_by_key(read_records(kafka, operator.topic))[f"{rules.namespace}/early"]
+    finally:
+        broker.stop()
+    assert record.rule is not None and record.rule["generation"] == 1

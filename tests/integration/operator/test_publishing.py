@@ -1,0 +1,139 @@
+"""The operator against the real API server and the real broker: every FraudRule change reaches the rules topic,
+and the FraudRule's status says so only once it did."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fraudstream_kafka.settings import KafkaSettings
+from fraudstream_localstack.processes import wait_for
+from fraudstream_rules.model import parse_rule_message
+from tests.integration.operator.harness import (
+    BASE_SPEC,
+    FraudRules,
+    OperatorHarness,
+    http_get,
+    latest_by_key,
+    read_records,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def test_create_publishes_the_rule_and_reports_ready(
+    operator: OperatorHarness, rules: FraudRules, kafka_settings: KafkaSettings
+) -> None:
+    with operator.running():
+        created = rules.create("big-transfers", {**BASE_SPEC, "limit": "200000.00"})
+        obj = rules.wait_ready("big-transfers", generation=1)
+        key = f"{rules.namespace}/big-transfers"
+        record = latest_by_key(read_records(kafka_settings, operator.topic))[key]
+
+        assert record.offset == obj["status"]["published"]["offset"]
+        assert obj["status"]["published"] == {
+            "generation": 1,
+            "topic": operator.topic,
+            "partition": 0,
+            "offset": record.offset,
+        }
+        assert record.rule == {
+            "ruleId": key,
+            "generation": 1,
+            "uid": created["metadata"]["uid"],
+            "spec": {
+                "state": "ACTIVE",
+                "groupingKeyNames": ["beneficiaryId", "payerId"],
+                "aggregatorFunctionType": "SUM",
+                "aggregateFieldName": "paymentAmount",
+                "limitOperatorType": "GREATER",
+                "limit": "200000",
+                "windowMinutes": 1440,
+                "filters": [],
+            },
+        }
+        rule = parse_rule_message(record.value)
+        assert rule is not None and rule.rule_id == key
+        wait_for(lambda: "Published" in rules.event_reasons("big-transfers"), 30, "Published event")
+        assert isinstance(json.loads(http_get(operator.liveness_url))["rulesManaged"], int)
+        assert operator.metric('fraudstream_operator_publishes_total{kind="rule",result="delivered"}') >= 1
+        assert operator.metric("fraudstream_operator_rules_managed ") == 1
+
+
+def test_update_publishes_the_new_generation(
+    operator: OperatorHarness, rules: FraudRules, kafka_settings: KafkaSettings
+) -> None:
+    with operator.running():
+        rules.create("transfers", BASE_SPEC)
+        first = rules.wait_ready("transfers", generation=1)
+        rules.patch("transfers", {"spec": {"limit": 300000, "windowMinutes": 60}})
+        second = rules.wait_ready("transfers", generation=2)
+
+    record = latest_by_key(read_records(kafka_settings, operator.topic))[f"{rules.namespace}/transfers"]
+    assert record.rule is not None
+    assert (record.rule["generation"], record.rule["spec"]["limit"], record.rule["spec"]["windowMinutes"]) == (
+        2,
+        "300000",
+        60,
+    )
+    assert record.offset == second["status"]["published"]["offset"] > first["status"]["published"]["offset"]
+    first_ready, second_ready = (obj["status"]["conditions"][0] for obj in (first, second))
+    assert second_ready["lastTransitionTime"] == first_ready["lastTransitionTime"], "Ready stayed True"
+
+
+def test_pause_is_published_as_a_spec_change(
+    operator: OperatorHarness, rules: FraudRules, kafka_settings: KafkaSettings
+) -> None:
+    with operator.running():
+        rules.create("pausable", BASE_SPEC)
+        rules.wait_ready("pausable", generation=1)
+        rules.patch("pausable", {"spec": {"state": "PAUSE"}})
+        rules.wait_ready("pausable", generation=2)
+
+    record = latest_by_key(read_records(kafka_settings, operator.topic))[f"{rules.namespace}/pausable"]
+    assert record.rule is not None
+    assert (record.rule["generation"], record.rule["spec"]["state"]) == (2, "PAUSE")
+
+
+def test_delete_writes_a_tombstone_and_releases_the_object(
+    operator: OperatorHarness, rules: FraudRules, kafka_settings: KafkaSettings
+) -> None:
+    with operator.running():
+        rules.create("short-lived", BASE_SPEC)
+        rules.wait_ready("short-lived", generation=1)
+        rules.delete("short-lived")
+        rules.wait_gone("short-lived")
+        assert operator.metric("fraudstream_operator_rules_managed ") == 0
+
+    records = [r for r in read_records(kafka_settings, operator.topic) if r.key == f"{rules.namespace}/short-lived"]
+    assert [r.value is None for r in records] == [False, True]
+
+
+def test_a_spec_only_the_rule_model_refuses_is_never_published(
+    operator: OperatorHarness, rules: FraudRules, kafka_settings: KafkaSettings
+) -> None:
+    """CEL cannot see filter values, so `IN` with a single value passes the API server and fails in the model."""
+    bad_filter = {"filters": [{"field": "paymentType", "operator": "IN", "value": "CSH"}]}
+    with operator.running():
+        rules.create("bad-from-start", {**BASE_SPEC, **bad_filter})
+        rules.create("bad-later", BASE_SPEC)
+        failed = rules.wait_condition("bad-from-start", "False", "InvalidSpec", generation=1)
+        rules.wait_ready("bad-later", generation=1)
+        rules.patch("bad-later", {"spec": bad_filter})
+        later = rules.wait_condition("bad-later", "False", "InvalidSpec", generation=2)
+        wait_for(lambda: "InvalidSpec" in rules.event_reasons("bad-later"), 30, "InvalidSpec event")
+        rules.patch("bad-later", {"spec": {"filters": [{"field": "paymentType", "operator": "IN", "value": ["CSH"]}]}})
+        fixed = rules.wait_ready("bad-later", generation=3)
+
+    message = failed["status"]["conditions"][0]["message"]
+    assert "spec.filters[0].value must be a non-empty list for operator IN" in message
+    assert later["status"]["published"]["generation"] == 1, "the last valid generation stays published"
+    generations = [
+        r.rule["generation"] if r.rule else None
+        for r in read_records(kafka_settings, operator.topic)
+        if r.key == f"{rules.namespace}/bad-later"
+    ]
+    assert generations == [1, 3]
+    assert fixed["status"]["published"]["generation"] == 3
+    assert f"{rules.namespace}/bad-from-start" not in latest_by_key(read_records(kafka_settings, operator.topic))
