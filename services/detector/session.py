@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
 _JAR_VERSION = re.compile(r"-\d+(?:\.\d+)+[\w.\-]*\.jar$")
 
 
@@ -61,7 +62,8 @@ def build_session(
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.locality.wait", "0")
         .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=WARN")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2_CONFIG}")
+        .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2_CONFIG}")
     )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)

@@ -1,7 +1,17 @@
-"""`python -m fraudstream_localstack run|up|down`."""
+"""`python -m fraudstream_localstack run|up|down`: the whole pipeline on the local infrastructure."""
 
 import sys
 
-from .stack import main
+from .stack import Component, StackConfig, main
 
-sys.exit(main())
+
+def _components() -> list[Component]:
+    from fraudstream_operator.localstack_component import OperatorComponent
+
+    from .components import AlertTail, detector, generator
+
+    config = StackConfig()
+    return [OperatorComponent(), detector(config.detector_metrics_port), generator(), AlertTail()]
+
+
+sys.exit(main(components_factory=_components))

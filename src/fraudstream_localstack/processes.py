@@ -53,6 +53,10 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
+def _killpg(pgid: int) -> Callable[[int], None]:
+    return lambda sig: os.killpg(pgid, sig)
+
+
 class ManagedProcess:
     """A child process in its own process group, logging to `log_path`.
 
@@ -111,9 +115,13 @@ class ManagedProcess:
         proc = self._proc
         if proc is None:
             return
-        for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
+        # The leader first, so that it can stop its own children in order (a PySpark driver its JVM);
+        # then the whole group, politely and then not.
+        steps = ((proc.send_signal, signal.SIGTERM, grace_s), (_killpg(proc.pid), signal.SIGTERM, 5.0),
+                 (_killpg(proc.pid), signal.SIGKILL, 10.0))  # fmt: skip
+        for send, sig, wait_s in steps:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, sig)
+                send(sig)
             try:
                 proc.wait(timeout=wait_s)
                 break

@@ -191,12 +191,13 @@ def down(timeout_s: float = 120) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None, components: list[Component] | None = None) -> int:
+def main(argv: list[str] | None = None, components_factory: Callable[[], list[Component]] = list) -> int:
     parser = argparse.ArgumentParser(prog="fraudstream_localstack", description=__doc__)
     parser.add_argument("command", choices=["run", "up", "down"])
+    parser.add_argument("--infrastructure-only", action="store_true", help="Kafka and the control plane only")
     args = parser.parse_args(argv)
     if args.command == "run":
-        return run(components or [])
+        return run([] if args.infrastructure_only else components_factory())
     if args.command == "up":
         return up()
     return down()

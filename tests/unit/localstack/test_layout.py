@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fraudstream_detector.session import _artifact
 
+from fraudstream_detector.session import _artifact
 from fraudstream_localstack.layout import MissingArtifactError, require, versions
 from fraudstream_localstack.processes import NotReadyError, wait_for
 

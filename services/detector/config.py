@@ -1,0 +1,60 @@
+"""The detector's configuration: command-line flags, defaulting to environment variables, then local defaults."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fraudstream_kafka.settings import KafkaSettings, Topics
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    kafka: KafkaSettings
+    topics: Topics
+    checkpoint_dir: Path
+    lateness_ms: int
+    shuffle_partitions: int
+    trigger_interval: str
+    starting_offsets: str
+    max_offsets_per_trigger: int | None
+    metrics_port: int
+    master: str
+
+    @property
+    def buckets(self) -> int:
+        """State is sharded into one stateful key per shuffle partition; each holds every rule (broadcast)."""
+        return self.shuffle_partitions
+
+
+def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.environ) -> DetectorConfig:
+    """Flags override environment variables (named in each flag's help), which override the local defaults."""
+    p = argparse.ArgumentParser(prog="fraudstream_detector", description="fraudstream Spark detector")
+
+    def opt(flag: str, var: str, default: str, help_: str, type: type = str) -> None:
+        p.add_argument(flag, default=env.get(var, default), type=type, help=f"{help_} (env {var}, default {default!r})")
+
+    opt("--checkpoint-dir", "DETECTOR_CHECKPOINT_DIR", ".local/checkpoints/detector", "checkpoint location")
+    opt("--lateness-ms", "DETECTOR_LATENESS_MS", "60000", "allowed lateness per key, ms", type=int)
+    opt("--shuffle-partitions", "DETECTOR_SHUFFLE_PARTITIONS", "2", "state partitions (fixed per checkpoint)", type=int)
+    opt("--trigger", "DETECTOR_TRIGGER", "0 seconds", "micro-batch trigger interval")
+    opt("--starting-offsets", "DETECTOR_STARTING_OFFSETS", "latest", "transactions start without checkpoint")
+    opt("--max-offsets-per-trigger", "DETECTOR_MAX_OFFSETS_PER_TRIGGER", "0", "cap per batch, 0 = none", type=int)
+    opt("--metrics-port", "DETECTOR_METRICS_PORT", "9108", "Prometheus port", type=int)
+    opt("--master", "SPARK_MASTER", "local[2]", "Spark master")
+    args = p.parse_args(argv)
+    return DetectorConfig(
+        kafka=KafkaSettings.from_env(env),
+        topics=Topics.from_env(env),
+        checkpoint_dir=Path(args.checkpoint_dir),
+        lateness_ms=args.lateness_ms,
+        shuffle_partitions=args.shuffle_partitions,
+        trigger_interval=args.trigger,
+        starting_offsets=args.starting_offsets,
+        max_offsets_per_trigger=args.max_offsets_per_trigger or None,
+        metrics_port=args.metrics_port,
+        master=args.master,
+    )

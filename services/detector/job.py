@@ -1,0 +1,82 @@
+"""The streaming query: transactions and rule messages in, one stateful step, alerts and DLQ records out."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.listener import StreamingQueryListener
+from pyspark.sql.streaming.query import StreamingQuery
+
+from . import metrics
+from .config import DetectorConfig
+from .processor import OUTPUT_SCHEMA, RuleEngineProcessor
+from .records import RecordKind
+from .sink import BatchSink
+
+QUERY_NAME = "fraudstream-detector"
+
+
+def _kafka_records(spark: SparkSession, cfg: DetectorConfig, topic: str, kind: RecordKind, start: str) -> DataFrame:
+    reader = (
+        spark.readStream.format("kafka")
+        .options(**cfg.kafka.spark_options())
+        .option("subscribe", topic)
+        .option("startingOffsets", start)
+        .option("failOnDataLoss", "false")
+    )
+    if kind is RecordKind.TRANSACTION and cfg.max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", str(cfg.max_offsets_per_trigger))
+    return reader.load().select(
+        F.lit(kind.value).alias("kind"),
+        "key",
+        "value",
+        "topic",
+        "partition",
+        "offset",
+        F.unix_millis("timestamp").alias("timestamp_ms"),
+    )
+
+
+def build_query(spark: SparkSession, cfg: DetectorConfig, sink: BatchSink) -> StreamingQuery:
+    """Starts the detector query. Rules are read from the beginning of their compacted topic."""
+    transactions = _kafka_records(spark, cfg, cfg.topics.transactions, RecordKind.TRANSACTION, cfg.starting_offsets)
+    rules = _kafka_records(spark, cfg, cfg.topics.rules, RecordKind.RULE, "earliest")
+    # Every bucket gets every record: rules must reach all state, and only the owner of a key group acts on it.
+    fanned = transactions.unionByName(rules).withColumn(
+        "bucket", F.explode(F.sequence(F.lit(0), F.lit(cfg.buckets - 1)))
+    )
+    evaluated = fanned.groupBy("bucket").transformWithState(
+        statefulProcessor=RuleEngineProcessor(cfg.buckets, cfg.lateness_ms),
+        outputStructType=OUTPUT_SCHEMA,
+        outputMode="Update",
+        timeMode="None",
+    )
+    return (
+        evaluated.writeStream.queryName(QUERY_NAME)
+        .foreachBatch(sink.write_batch)
+        .option("checkpointLocation", str(cfg.checkpoint_dir))
+        .trigger(processingTime=cfg.trigger_interval)
+        .start()
+    )
+
+
+class ProgressMetrics(StreamingQueryListener):
+    """Exports each micro-batch's duration and its phases."""
+
+    def onQueryStarted(self, event: object) -> None:
+        pass
+
+    def onQueryProgress(self, event: StreamingQueryListener.QueryProgressEvent) -> None:  # type: ignore[name-defined]
+        progress = event.progress
+        durations = progress.durationMs
+        if "triggerExecution" in durations:
+            metrics.BATCH_DURATION.observe(durations["triggerExecution"] / 1000)
+        for phase, ms in durations.items():
+            metrics.BATCH_PHASE.labels(phase=phase).set(ms / 1000)
+        metrics.INPUT_ROWS.inc(progress.numInputRows)
+
+    def onQueryIdle(self, event: object) -> None:
+        pass
+
+    def onQueryTerminated(self, event: object) -> None:
+        pass

@@ -1,0 +1,27 @@
+"""The detector's Prometheus metrics (CONTRACT section 7), served from the Spark driver."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+LATENCY_BUCKETS_S = (0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0)
+
+ALERT_LATENCY = Histogram(
+    "fraud_alert_latency_seconds",
+    "Alert acknowledged by the alerts topic minus the transaction's Kafka timestamp",
+    buckets=LATENCY_BUCKETS_S,
+)
+ALERTS = Counter("fraud_alerts", "Alerts written to the alerts topic", ["rule_id"])
+TRANSACTIONS = Counter("fraud_transactions", "Transactions by outcome", ["outcome"])
+DLQ_RECORDS = Counter("fraud_dlq_records", "Records written to the DLQ", ["error"])
+ACTIVE_RULES = Gauge("fraud_active_rules", "ACTIVE rules in the detector's rule set")
+BATCH_DURATION = Histogram(
+    "fraud_batch_duration_seconds",
+    "Micro-batch trigger execution time",
+    buckets=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0, 30.0),
+)
+BATCH_PHASE = Gauge("fraud_batch_phase_seconds", "Duration of each phase of the last micro-batch", ["phase"])
+INPUT_ROWS = Counter("fraud_input_rows", "Kafka records read (transactions and rule messages)")
+
+for _outcome in ("evaluated", "invalid", "late"):
+    TRANSACTIONS.labels(outcome=_outcome)

@@ -1,0 +1,1 @@
+"""A transaction producer for local runs: steady rate, random payers/beneficiaries, decimal amounts."""

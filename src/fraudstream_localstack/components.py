@@ -1,0 +1,113 @@
+"""The application components of the local stack, started after Kafka and the control plane."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import urllib.request
+import uuid
+from collections.abc import Callable, Sequence
+
+from confluent_kafka import Consumer
+
+from .layout import LOCAL, ROOT
+from .processes import ManagedProcess, wait_for
+from .stack import LocalStack
+
+
+def metric_value(url: str, name: str) -> float | None:
+    """The value of an unlabelled sample `name` on a Prometheus endpoint, or None when absent."""
+    with urllib.request.urlopen(url, timeout=2) as resp:
+        for line in resp.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    return None
+
+
+class PythonService:
+    """`python -m MODULE ARGS` with the stack's environment; ready when `ready(stack)` holds."""
+
+    def __init__(
+        self,
+        name: str,
+        module: str,
+        args: Sequence[str] = (),
+        ready: Callable[[LocalStack], bool] | None = None,
+        timeout_s: float = 300,
+    ) -> None:
+        self.name = name
+        self._argv = [sys.executable, "-m", module, *args]
+        self._ready = ready
+        self._timeout_s = timeout_s
+        self._proc: ManagedProcess | None = None
+
+    def start(self, stack: LocalStack) -> None:
+        proc = ManagedProcess(self.name, self._argv, LOCAL / "logs" / f"{self.name}.log", env=stack.env(), cwd=ROOT)
+        self._proc = proc.start()
+        if self._ready is not None:
+            check = self._ready
+
+            def ready() -> bool:
+                proc.check_alive()
+                return check(stack)
+
+            wait_for(ready, self._timeout_s, self.name, interval_s=1.0)
+
+    def stop(self) -> None:
+        if self._proc:
+            self._proc.stop(grace_s=30)
+            self._proc = None
+
+
+def detector(stack_metrics_port: int) -> PythonService:
+    """The Spark detector; ready once it has completed a micro-batch (the rule set is loaded by then)."""
+
+    def ready(stack: LocalStack) -> bool:
+        count = metric_value(stack.env()["DETECTOR_METRICS_URL"], "fraud_batch_duration_seconds_count")
+        return count is not None and count >= 1
+
+    args = ["--metrics-port", str(stack_metrics_port), "--checkpoint-dir", str(LOCAL / "checkpoints" / "detector")]
+    return PythonService("detector", "fraudstream_detector", args, ready)
+
+
+def generator(rate: float = 20.0) -> PythonService:
+    return PythonService(
+        "generator",
+        "fraudstream_generator",
+        ["--rate", str(rate), "--payers", "200", "--beneficiaries", "50", "--fraud-share", "0.01"],
+    )
+
+
+class AlertTail:
+    """Prints one line per alert arriving on the alerts topic (for `make run`)."""
+
+    name = "alert-tail"
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, stack: LocalStack) -> None:
+        consumer = Consumer(
+            stack.kafka_settings.client_config(
+                **{"group.id": f"alert-tail-{uuid.uuid4().hex[:8]}", "auto.offset.reset": "latest"}
+            )
+        )
+        consumer.subscribe([stack.config.topics.alerts])
+
+        def tail() -> None:
+            try:
+                while not self._stop.is_set():
+                    msg = consumer.poll(0.5)
+                    if msg is not None and msg.error() is None:
+                        print(f"alert: {(msg.value() or b'').decode()[:300]}", flush=True)
+            finally:
+                consumer.close()
+
+        self._thread = threading.Thread(target=tail, name=self.name, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=5)

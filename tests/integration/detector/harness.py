@@ -1,0 +1,87 @@
+"""Running the real detector query (Spark + Kafka connector + RocksDB state) against per-test topics."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Producer
+
+from fraudstream_detector.config import DetectorConfig
+from fraudstream_detector.job import build_query
+from fraudstream_detector.records import InputRecord, RecordKind
+from fraudstream_detector.sink import BatchSink
+from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_kafka.topics import contract_topics, ensure_topics
+
+
+def detector_config(
+    kafka: KafkaSettings, topics: Topics, checkpoint: Path, lateness_ms: int = 60_000
+) -> DetectorConfig:
+    return DetectorConfig(
+        kafka=kafka,
+        topics=topics,
+        checkpoint_dir=checkpoint,
+        lateness_ms=lateness_ms,
+        shuffle_partitions=2,
+        trigger_interval="0 seconds",
+        starting_offsets="earliest",
+        max_offsets_per_trigger=None,
+        metrics_port=0,
+        master="local[2]",
+    )
+
+
+@dataclass
+class Script:
+    """Records to produce with explicit, strictly increasing Kafka timestamps, remembered for the oracle."""
+
+    kafka: KafkaSettings
+    topics: Topics
+    next_ts_ms: int = field(default_factory=lambda: int(time.time() * 1000) - 600_000)
+    records: list[InputRecord] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._producer = Producer(self.kafka.client_config(**{"enable.idempotence": True, "acks": "all"}))
+
+    def _produce(self, topic: str, kind: RecordKind, key: bytes | None, value: bytes | None) -> None:
+        """Produces one record and waits for its acknowledgement, so log order equals timestamp order."""
+        self.next_ts_ms += 10
+        delivered: list[Any] = []
+        self._producer.produce(
+            topic, key=key, value=value, timestamp=self.next_ts_ms, on_delivery=lambda e, m: delivered.append((e, m))
+        )
+        self._producer.flush(30)
+        err, msg = delivered[0]
+        assert err is None, err
+        self.records.append(InputRecord(kind, key, value, topic, msg.partition(), msg.offset(), self.next_ts_ms))
+
+    def rule(self, rule_id: str, spec: dict[str, object] | None, generation: int = 1, uid: str = "uid-1") -> None:
+        value = None
+        if spec is not None:
+            value = json.dumps({"ruleId": rule_id, "generation": generation, "uid": uid, "spec": spec}).encode()
+        self._produce(self.topics.rules, RecordKind.RULE, rule_id.encode(), value)
+
+    def transaction(self, tx: dict[str, object] | bytes, key: str = "k") -> None:
+        value = tx if isinstance(tx, bytes) else json.dumps(tx).encode()
+        self._produce(self.topics.transactions, RecordKind.TRANSACTION, key.encode(), value)
+
+    def transactions(self, txs: Sequence[dict[str, object] | bytes]) -> None:
+        for tx in txs:
+            self.transaction(tx)
+
+
+@contextmanager
+def running_detector(spark: Any, config: DetectorConfig) -> Iterator[Any]:
+    """The detector query, started; `processAllAvailable()` on it waits until everything produced is evaluated."""
+    ensure_topics(config.kafka, contract_topics(config.topics))
+    query = build_query(spark, config, BatchSink(config.kafka, config.topics))
+    try:
+        yield query
+    finally:
+        query.stop()

@@ -1,0 +1,78 @@
+"""kill -9 of the detector mid-stream loses no alert, and a replayed alert keeps its alertId."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_kafka.topics import contract_topics, ensure_topics
+from fraudstream_localstack.processes import ManagedProcess, free_port
+from fraudstream_rules.alerts import alert_id
+from tests.integration.detector.harness import Script
+from tests.kafka_helpers import consume_until
+
+pytestmark = pytest.mark.integration
+
+COUNT_EVERY_TRANSACTION = {
+    "groupingKeyNames": ["payerId"],
+    "aggregatorFunctionType": "COUNT",
+    "limitOperatorType": "GREATER_EQUAL",
+    "limit": 1,
+    "windowMinutes": 60,
+}
+
+
+def _detector(kafka: KafkaSettings, topics: Topics, checkpoint: Path, log: Path) -> ManagedProcess:
+    argv = [sys.executable, "-m", "fraudstream_detector", "--checkpoint-dir", str(checkpoint)]
+    argv += ["--metrics-port", str(free_port()), "--starting-offsets", "earliest"]
+    env = {"KAFKA_BOOTSTRAP": kafka.bootstrap, **topics.as_env()}
+    return ManagedProcess("detector", argv, log, env=env).start()
+
+
+def _alert_ids(messages: list[object]) -> list[str]:
+    return [json.loads(m.value())["alertId"] for m in messages]  # type: ignore[attr-defined]
+
+
+def test_kill_9_mid_stream_then_restart_loses_no_alert(
+    kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
+) -> None:
+    ensure_topics(kafka_settings, contract_topics(unique_topics))
+    script = Script(kafka_settings, unique_topics)
+    script.rule("crash/every-tx", COUNT_EVERY_TRANSACTION)
+    total = 120
+    detector = _detector(kafka_settings, unique_topics, tmp_path / "checkpoint", tmp_path / "detector-1.log")
+    try:
+        # The first transactions go in, then the detector is killed while the rest keep arriving.
+        first = [{"transactionId": f"t{i}", "eventTime": script.next_ts_ms, "payerId": f"p{i % 7}"} for i in range(40)]
+        script.transactions(first)
+        seen = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 10, timeout_s=360)
+        assert seen, detector.log_tail()
+        rest = [
+            {"transactionId": f"t{i}", "eventTime": script.next_ts_ms, "payerId": f"p{i % 7}"} for i in range(40, total)
+        ]
+        feeder = threading.Thread(target=script.transactions, args=(rest,))
+        feeder.start()
+        assert detector.pid is not None
+        os.killpg(detector.pid, signal.SIGKILL)
+        detector.stop()
+        feeder.join()
+        detector = _detector(kafka_settings, unique_topics, tmp_path / "checkpoint", tmp_path / "detector-2.log")
+        expected = {alert_id("crash/every-tx", f"t{i}") for i in range(total)}
+        got = consume_until(
+            kafka_settings,
+            unique_topics.alerts,
+            lambda ms: expected <= set(_alert_ids(ms)),
+            timeout_s=480,
+        )
+    finally:
+        detector.stop()
+    ids = _alert_ids(got)
+    assert set(ids) == expected, "every transaction alerted, and no alert id was invented"
+    assert len(ids) >= total

@@ -1,0 +1,134 @@
+"""The real detector query against the real broker: alerts equal the oracle's on a scripted stream."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fraudstream_detector.records import InputRecord, RecordKind
+from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_rules.exceptions import InvalidTransactionError
+from fraudstream_rules.model import parse_rule_message
+from fraudstream_rules.transactions import parse_transaction
+from tests.integration.detector.harness import Script, detector_config, running_detector
+from tests.kafka_helpers import consume_until
+from tests.unit.rules import oracle
+
+pytestmark = pytest.mark.integration
+
+
+def spec(
+    keys: list[str], agg: str, field: str | None, op: str, limit: str, minutes: int, **extra: Any
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "groupingKeyNames": keys,
+        "aggregatorFunctionType": agg,
+        "limitOperatorType": op,
+        "limit": limit,
+        "windowMinutes": minutes,
+        **extra,
+    }
+    if field is not None:
+        body["aggregateFieldName"] = field
+    return body
+
+
+def expected_alerts(records: list[InputRecord], lateness_ms: int) -> set[tuple[str, str, str]]:
+    """The oracle's alerts for the produced records, as (ruleId, transactionId, aggregateValue)."""
+    replay: list[oracle.Record] = []
+    for r in sorted(records, key=lambda r: r.order_key):
+        if r.kind is RecordKind.RULE:
+            replay.append(oracle.RuleRecord((r.key or b"").decode(), parse_rule_message(r.value), r.timestamp_ms))
+        else:
+            try:
+                replay.append(parse_transaction(r.value, r.timestamp_ms, r.partition, r.offset))
+            except InvalidTransactionError:
+                continue
+    return {key for outcome in oracle.run_oracle(replay, lateness_ms) for key in outcome.alerts}
+
+
+def alert_keys(messages: list[Any]) -> set[tuple[str, str, str]]:
+    alerts = [json.loads(m.value()) for m in messages]
+    return {(a["ruleId"], str(a["transactionId"]), a["aggregateValue"]) for a in alerts}
+
+
+def test_alerts_equal_the_oracle_through_rule_update_pause_delete_and_new_rule(
+    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
+) -> None:
+    config = detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint", lateness_ms=30_000)
+    script = Script(kafka_settings, unique_topics)
+    minute = 60_000
+    t0 = script.next_ts_ms
+    n = 0
+
+    def txs(payers: list[str], amounts: list[str], step_ms: int, kind: str = "CRD") -> None:
+        nonlocal n
+        for payer, amount in zip(payers, amounts, strict=True):
+            n += 1
+            script.transaction(
+                {
+                    "transactionId": f"t{n}",
+                    "eventTime": t0 + n * step_ms,
+                    "payerId": payer,
+                    "beneficiaryId": f"b{n % 3}",
+                    "paymentAmount": amount,
+                    "paymentType": kind,
+                }
+            )
+
+    with running_detector(spark, config) as query:
+        script.rule("ns/sum", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "100", 10))
+        script.rule("ns/count", spec(["payerId", "beneficiaryId"], "COUNT", None, "GREATER_EQUAL", "2", 5))
+        script.rule("ns/avg", spec(["beneficiaryId"], "AVG", "paymentAmount", "GREATER", "40", 3))
+        crd_only = [{"field": "paymentType", "operator": "EQUAL", "value": "CRD"}]
+        script.rule("ns/max", spec(["payerId"], "MAX", "paymentAmount", "GREATER_EQUAL", "70", 1, filters=crd_only))
+        txs(["a", "b", "a", "c", "a", "b"], ["30", "0.10", "40.5", "99", "30", "0.20"], minute // 4)
+        query.processAllAvailable()
+        script.rule("ns/sum", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "50", 10), generation=2)
+        paused = spec(["payerId"], "MAX", "paymentAmount", "GREATER_EQUAL", "70", 1, filters=crd_only, state="PAUSE")
+        script.rule("ns/max", paused, generation=2)
+        script.rule("ns/avg", None)
+        script.rule("ns/min", spec(["payerId"], "MIN", "paymentAmount", "LESS", "1", 2))
+        txs(["a", "b", "c", "b", "a"], ["25", "0.5", "80", "75", "100"], minute // 3, kind="CSH")
+        txs(["a", "b"], ["70", "0.3"], minute // 2)
+        query.processAllAvailable()
+
+    expected = expected_alerts(script.records, lateness_ms=30_000)
+    assert len(expected) >= 8, f"the script is meant to raise alerts of several rules: {expected}"
+    assert {rule for rule, _, _ in expected} >= {"ns/sum", "ns/count", "ns/avg", "ns/max", "ns/min"}
+    got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= len(expected), timeout_s=60)
+    assert alert_keys(got) == expected
+
+
+def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_running(
+    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
+) -> None:
+    config = detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint", lateness_ms=1_000)
+    script = Script(kafka_settings, unique_topics)
+    base = script.next_ts_ms
+    with running_detector(spark, config) as query:
+        script.rule("ns/sum", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "10", 10))
+        script.transaction(b"\xff not json")
+        script.transaction({"transactionId": "no-time", "payerId": "a", "paymentAmount": "5"})
+        script.transaction({"transactionId": "nan", "eventTime": base, "payerId": "a", "paymentAmount": "lots"})
+        script.transaction({"transactionId": "ok1", "eventTime": base + 10_000, "payerId": "a", "paymentAmount": "5"})
+        script.transaction({"transactionId": "late", "eventTime": base, "payerId": "a", "paymentAmount": "50"})
+        script.transaction({"transactionId": "ok2", "eventTime": base + 10_001, "payerId": "a", "paymentAmount": "6"})
+        query.processAllAvailable()
+        assert query.isActive
+
+    dlq = consume_until(kafka_settings, unique_topics.dlq, lambda ms: len(ms) >= 4, timeout_s=60)
+    headers = [dict((k, v.decode()) for k, v in (m.headers() or [])) for m in dlq]
+    by_offset = {int(h["source.offset"]): h["error"] for h in headers}
+    tx_offsets = [r.offset for r in script.records if r.kind is RecordKind.TRANSACTION]
+    assert by_offset[tx_offsets[0]].startswith("unparseable")
+    assert "eventTime" in by_offset[tx_offsets[1]]
+    assert by_offset[tx_offsets[2]].startswith("non-numeric")
+    assert by_offset[tx_offsets[4]] == "late"
+    assert all(h["source.topic"] == unique_topics.transactions for h in headers)
+    assert [m.value() for m in dlq if int(dict(m.headers())["source.offset"]) == tx_offsets[0]] == [b"\xff not json"]
+    alerts = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 1, timeout_s=60)
+    assert {json.loads(m.value())["transactionId"] for m in alerts} == {"ok2"}

@@ -1,0 +1,89 @@
+"""kubectl apply of a FraudRule -> operator -> rules topic -> detector -> alert, all real processes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_localstack.kube import KubeControlPlane
+from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
+from fraudstream_operator.localstack_component import CRD_PATH, is_ready, kubectl
+from tests.integration.detector.harness import Script, detector_config, running_detector
+from tests.kafka_helpers import consume_until
+
+pytestmark = pytest.mark.integration
+
+RULE = """
+apiVersion: fraudstream.io/v1alpha1
+kind: FraudRule
+metadata:
+  name: big-spender
+  namespace: {namespace}
+spec:
+  groupingKeyNames: [payerId, beneficiaryId]
+  aggregatorFunctionType: SUM
+  aggregateFieldName: paymentAmount
+  limitOperatorType: GREATER
+  limit: "200000"
+  windowMinutes: 1440
+"""
+
+
+def test_applied_fraudrule_raises_an_alert_for_matching_transactions(
+    spark: Any, kube: KubeControlPlane, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
+) -> None:
+    kubeconfig = kube.kubeconfig
+    namespace = f"e2e-{uuid.uuid4().hex[:6]}"
+    kubectl(kubeconfig, "apply", "-f", str(CRD_PATH))
+    kubectl(kubeconfig, "wait", "--for=condition=Established", "crd/fraudrules.fraudstream.io", "--timeout=60s")
+    kubectl(kubeconfig, "create", "namespace", namespace)
+    liveness = f"http://127.0.0.1:{free_port()}/healthz"
+    env = {
+        "KUBECONFIG": str(kubeconfig),
+        "KAFKA_BOOTSTRAP": kafka_settings.bootstrap,
+        "RULES_TOPIC": unique_topics.rules,
+        "WATCH_NAMESPACES": namespace,
+        "OPERATOR_METRICS_PORT": str(free_port()),
+        "OPERATOR_LIVENESS_ENDPOINT": liveness,
+    }
+    operator = ManagedProcess("operator", [sys.executable, "-m", "fraudstream_operator"], tmp_path / "op.log", env=env)
+    operator.start()
+    config = detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint")
+    try:
+        wait_for(lambda: urllib.request.urlopen(liveness, timeout=2).status == 200, 60, "operator liveness")
+        manifest = tmp_path / "rule.yaml"
+        manifest.write_text(RULE.format(namespace=namespace))
+        kubectl(kubeconfig, "apply", "-f", str(manifest))
+        wait_for(
+            lambda: is_ready(json.loads(kubectl(kubeconfig, "get", "-f", str(manifest), "-o", "json"))),
+            60,
+            "FraudRule Ready",
+        )
+        with running_detector(spark, config) as query:
+            script = Script(kafka_settings, unique_topics, next_ts_ms=int(time.time() * 1000))
+            now = int(time.time() * 1000)
+            for i, amount in enumerate(["150000", "40000", "10000.01", "5"]):
+                script.transaction(
+                    {"transactionId": f"e2e-{i}", "eventTime": now + i, "payerId": "alice", "beneficiaryId": "bob",
+                     "paymentAmount": amount, "paymentType": "CRD"}
+                )  # fmt: skip
+            query.processAllAvailable()
+        alerts = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 2, timeout_s=60)
+    finally:
+        operator.stop()
+        kubectl(kubeconfig, "delete", "namespace", namespace, "--wait=false")
+    got = sorted((json.loads(m.value()) for m in alerts), key=lambda a: a["transactionId"])
+    assert [(a["ruleId"], a["transactionId"], a["aggregateValue"]) for a in got] == [
+        (f"{namespace}/big-spender", "e2e-2", "200000.01"),
+        (f"{namespace}/big-spender", "e2e-3", "200005.01"),
+    ]
+    assert got[0]["groupingKey"] == {"payerId": "alice", "beneficiaryId": "bob"}
+    assert got[0]["ruleGeneration"] == 1

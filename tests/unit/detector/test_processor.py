@@ -1,0 +1,163 @@
+"""The transformWithState adapter, run in memory with pyspark's TwsTester (no JVM)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pyspark.sql import Row
+from pyspark.sql.streaming.tws_tester import TwsTester
+
+from fraudstream_detector.processor import RuleEngineProcessor
+from fraudstream_rules.alerts import alert_id
+
+SUM_OVER_100 = {
+    "groupingKeyNames": ["payerId"],
+    "aggregatorFunctionType": "SUM",
+    "aggregateFieldName": "paymentAmount",
+    "limitOperatorType": "GREATER",
+    "limit": "100",
+    "windowMinutes": 10,
+}
+
+
+def rule_row(offset: int, ts_ms: int, rule_id: str, spec: dict[str, Any] | None) -> Row:
+    value = None if spec is None else json.dumps({"ruleId": rule_id, "generation": 1, "uid": "u", "spec": spec})
+    return Row(
+        kind="rule",
+        key=rule_id.encode(),
+        value=value.encode() if value else None,
+        topic="rules",
+        partition=0,
+        offset=offset,
+        timestamp_ms=ts_ms,
+        bucket=0,
+    )
+
+
+def tx_row(offset: int, ts_ms: int, tx: dict[str, Any] | bytes) -> Row:
+    value = tx if isinstance(tx, bytes) else json.dumps(tx).encode()
+    return Row(
+        kind="tx", key=b"k", value=value, topic="transactions", partition=0, offset=offset, timestamp_ms=ts_ms, bucket=0
+    )
+
+
+def tx(i: int, payer: str, amount: str, event_time_ms: int) -> dict[str, Any]:
+    return {"transactionId": f"t{i}", "eventTime": event_time_ms, "payerId": payer, "paymentAmount": amount}
+
+
+def by_kind(rows: list[Row], kind: str) -> list[Row]:
+    return [r for r in rows if r.kind == kind]
+
+
+def test_state_carries_rules_and_windows_across_batches() -> None:
+    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000))
+    first = tester.test(0, [rule_row(0, 1_000, "ns/sum", SUM_OVER_100), tx_row(0, 1_010, tx(1, "p", "60", 5_000))])
+    assert by_kind(first, "alert") == []
+    assert by_kind(first, "stats")[0].evaluated == 1
+    assert by_kind(first, "stats")[0].active_rules == 1
+
+    second = tester.test(0, [tx_row(1, 1_020, tx(2, "p", "50.5", 6_000)), tx_row(2, 1_030, tx(3, "q", "500", 6_000))])
+    alerts = [json.loads(r.value) for r in by_kind(second, "alert")]
+    assert [(a["alertId"], a["aggregateValue"]) for a in alerts] == [
+        (alert_id("ns/sum", "t2"), "110.5"),  # 60 from the first batch + 50.5
+        (alert_id("ns/sum", "t3"), "500"),  # q's own window
+    ]
+
+
+def test_rows_of_a_batch_are_evaluated_in_timestamp_order_whatever_their_arrival_order() -> None:
+    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000))
+    rows = [tx_row(1, 2_000, tx(1, "p", "150", 5_000)), rule_row(0, 1_000, "ns/sum", SUM_OVER_100)]
+    alerts = by_kind(tester.test(0, rows), "alert")
+    assert [json.loads(r.value)["transactionId"] for r in alerts] == ["t1"]
+
+
+def test_malformed_and_non_numeric_transactions_go_to_the_dlq_with_a_reason() -> None:
+    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000))
+    rows = [
+        rule_row(0, 1_000, "ns/sum", SUM_OVER_100),
+        tx_row(1, 1_010, b"{not json"),
+        tx_row(2, 1_020, {"transactionId": "t2", "payerId": "p", "paymentAmount": "1"}),
+        tx_row(3, 1_030, tx(3, "p", "abc", 5_000)),
+    ]
+    out = tester.test(0, rows)
+    dlq = by_kind(out, "dlq")
+    assert [(r.source_offset, r.error.split(" ")[0]) for r in dlq] == [
+        (1, "unparseable:"),
+        (2, "missing"),
+        (3, "non-numeric"),
+    ]
+    assert all(r.source_topic == "transactions" and r.source_partition == 0 for r in dlq)
+    assert by_kind(out, "stats")[0].invalid == 3
+
+
+def test_late_transaction_is_reported_per_key_group_and_not_evaluated() -> None:
+    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=1_000))
+    rows = [
+        rule_row(0, 1_000, "ns/sum", SUM_OVER_100),
+        tx_row(1, 1_010, tx(1, "p", "10", 100_000)),
+        tx_row(2, 1_020, tx(2, "p", "500", 98_000)),
+    ]
+    out = tester.test(0, rows)
+    assert [(r.source_offset, r.error) for r in by_kind(out, "dlq")] == [(2, "late")]
+    assert by_kind(out, "alert") == []
+    assert by_kind(out, "stats")[0].late == 1
+
+
+def test_a_bucket_evaluates_only_the_key_groups_it_owns() -> None:
+    rows = [rule_row(0, 1_000, "ns/sum", SUM_OVER_100)] + [
+        tx_row(i, 1_000 + i, tx(i, f"payer-{i}", "500", 5_000)) for i in range(1, 21)
+    ]
+    alerts = []
+    for bucket in (0, 1):
+        tester = TwsTester(RuleEngineProcessor(buckets=2, lateness_ms=60_000))
+        alerts.append({json.loads(r.value)["transactionId"] for r in by_kind(tester.test(bucket, rows), "alert")})
+    assert alerts[0] and alerts[1], "both buckets own some payers"
+    assert alerts[0].isdisjoint(alerts[1])
+    assert alerts[0] | alerts[1] == {f"t{i}" for i in range(1, 21)}
+
+
+def test_a_worker_without_the_cache_restores_the_same_state_from_the_store() -> None:
+    from fraudstream_detector import state
+
+    batches = [
+        [rule_row(0, 1_000, "ns/sum", SUM_OVER_100)]
+        + [tx_row(i, 1_000 + i, tx(i, "p", "30", 5_000 + i)) for i in (1, 2)],
+        [tx_row(i, 1_000 + i, tx(i, "p", "30", 5_000 + i)) for i in (3, 4, 5)],
+        [tx_row(6, 1_006, tx(6, "p", "1", 5_006))],
+    ]
+
+    def run(drop_cache: bool) -> list[tuple[str, str]]:
+        state._CACHE.clear()
+        tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000))
+        alerts = []
+        for rows in batches:
+            if drop_cache:
+                state._CACHE.clear()
+            alerts += [(json.loads(r.value)["transactionId"], json.loads(r.value)["aggregateValue"])
+                       for r in by_kind(tester.test(0, rows), "alert")]  # fmt: skip
+        return alerts
+
+    assert run(drop_cache=False) == run(drop_cache=True) == [("t4", "120"), ("t5", "150"), ("t6", "151")]
+
+
+def test_a_cache_left_behind_by_a_failed_batch_is_not_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fraudstream_detector import processor, state
+
+    state._CACHE.clear()
+    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000))
+    tester.test(0, [rule_row(0, 1_000, "ns/sum", SUM_OVER_100)])
+    real = processor.process_records
+
+    def dies_midway(detector: Any, records: Any, *args: Any) -> Any:
+        detector.on_rule("ns/sum", None, 2_000)  # a change the store will never see...
+        raise RuntimeError("executor lost")  # ...because the batch dies
+
+    monkeypatch.setattr(processor, "process_records", dies_midway)
+    with pytest.raises(RuntimeError, match="executor lost"):
+        tester.test(0, [tx_row(1, 2_001, tx(1, "p", "500", 5_000))])
+    monkeypatch.setattr(processor, "process_records", real)
+
+    retried = tester.test(0, [tx_row(1, 2_001, tx(1, "p", "500", 5_000))])
+    assert [json.loads(r.value)["ruleId"] for r in by_kind(retried, "alert")] == ["ns/sum"]
