@@ -49,7 +49,7 @@ def build_query(spark: SparkSession, cfg: DetectorConfig, sink: BatchSink) -> St
         statefulProcessor=RuleEngineProcessor(cfg.buckets, cfg.lateness_ms),
         outputStructType=OUTPUT_SCHEMA,
         outputMode="Update",
-        timeMode="None",
+        timeMode="ProcessingTime",
     )
     return (
         evaluated.writeStream.queryName(QUERY_NAME)
@@ -74,6 +74,9 @@ class ProgressMetrics(StreamingQueryListener):
         for phase, ms in durations.items():
             metrics.BATCH_PHASE.labels(phase=phase).set(ms / 1000)
         metrics.INPUT_ROWS.inc(progress.numInputRows)
+        operators = progress.stateOperators
+        metrics.STATE_ROWS.set(sum(op.numRowsTotal for op in operators))
+        metrics.STATE_MEMORY.set(sum(op.memoryUsedBytes for op in operators))
 
     def onQueryIdle(self, event: object) -> None:
         pass

@@ -22,6 +22,8 @@ BATCH_DURATION = Histogram(
 )
 BATCH_PHASE = Gauge("fraud_batch_phase_seconds", "Duration of each phase of the last micro-batch", ["phase"])
 INPUT_ROWS = Counter("fraud_input_rows", "Kafka records read (transactions and rule messages)")
+STATE_ROWS = Gauge("fraud_state_rows", "Rows in the state store (every stateful operator) after the last micro-batch")
+STATE_MEMORY = Gauge("fraud_state_memory_used_bytes", "Memory the state store used after the last micro-batch")
 
 for _outcome in ("evaluated", "invalid", "late"):
     TRANSACTIONS.labels(outcome=_outcome)

@@ -11,7 +11,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from pyspark.sql import Row
-from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle, TimerValues
+from pyspark.sql.streaming.stateful_processor import (
+    ExpiredTimerInfo,
+    StatefulProcessor,
+    StatefulProcessorHandle,
+    TimerValues,
+)
+
+from fraudstream_rules.persistence import GroupHead
 
 from .records import InputRecord, OutputRecord, RecordKind, process_records
 from .state import CachedGroupStore, load_detector, save_detector
@@ -24,13 +31,15 @@ OUTPUT_SCHEMA = (
 
 
 class RuleEngineProcessor(StatefulProcessor):
-    """Evaluates one bucket's transactions against its broadcast rule set."""
+    """Evaluates one bucket's transactions against its broadcast rule set; sweeps idle groups on a timer."""
 
-    def __init__(self, buckets: int, lateness_ms: int) -> None:
+    def __init__(self, buckets: int, lateness_ms: int, sweep_interval_ms: int = 60_000) -> None:
         self.buckets = buckets
         self.lateness_ms = lateness_ms
+        self.sweep_interval_ms = sweep_interval_ms
 
     def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
         self.detector_state = handle.getValueState("detector", "rules binary, generation long")
         self.heads = handle.getMapState("groups", "group string", "head binary, inline binary")
         self.segments = handle.getMapState("segments", "group string, seq long", "events binary")
@@ -47,8 +56,28 @@ class RuleEngineProcessor(StatefulProcessor):
         outputs = list(process_records(cache.detector, records, store, bucket, self.buckets, now_ms))
         store.flush()
         save_detector(cache, self.detector_state)
+        if not any(True for _ in self.handle.listTimers()):
+            self.handle.registerTimer(timerValues.getCurrentProcessingTimeInMs() + self.sweep_interval_ms)
         for out in outputs:
             yield _row(out)
+
+    def handleExpiredTimer(
+        self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
+    ) -> Iterator[Row]:
+        """Drops the groups that no transaction touched while they aged past their retention (state shrinks)."""
+        cache = load_detector(int(key[0]), self.detector_state, self.lateness_ms)
+        store = CachedGroupStore(cache, self.heads, self.segments)
+        expired = [
+            group_key
+            for (group_key,), (head, _) in self.heads.iterator()
+            if cache.detector.group_expired(group_key, GroupHead.from_bytes(head).max_event_time_ms)
+        ]
+        for group_key in expired:
+            store.delete(group_key)
+        store.flush()
+        save_detector(cache, self.detector_state)
+        self.handle.registerTimer(timerValues.getCurrentProcessingTimeInMs() + self.sweep_interval_ms)
+        yield from ()
 
     def close(self) -> None:
         pass

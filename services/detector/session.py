@@ -61,6 +61,9 @@ def build_session(
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.locality.wait", "0")
+        # Batches run only for new records: the state sweep's processing-time timers would otherwise keep the
+        # query running empty batches back to back.
+        .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2_CONFIG}")
         .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2_CONFIG}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,6 +38,32 @@ class Topics:
         }
 
 
+_LOGIN_MODULES = {
+    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+}
+
+
+def java_client_properties(librdkafka: Mapping[str, str]) -> dict[str, str]:
+    """librdkafka client properties as the Java Kafka client (Spark's Kafka connector) expects them."""
+    props = dict(librdkafka)
+    mechanism = props.pop("sasl.mechanisms", None) or props.get("sasl.mechanism")
+    if mechanism:
+        props["sasl.mechanism"] = mechanism
+    username, password = props.pop("sasl.username", None), props.pop("sasl.password", None)
+    if username is not None and password is not None and mechanism in _LOGIN_MODULES:
+        quote = json.dumps  # JAAS accepts double-quoted strings with backslash escapes
+        props["sasl.jaas.config"] = (
+            f"{_LOGIN_MODULES[mechanism]} required username={quote(username)} password={quote(password)};"
+        )
+    ca = props.pop("ssl.ca.location", None)
+    if ca is not None:
+        props["ssl.truststore.location"] = ca
+        props["ssl.truststore.type"] = "PEM"
+    return props
+
+
 @dataclass(frozen=True)
 class KafkaSettings:
     """Where the brokers are and how to talk to them (security properties passed through verbatim)."""
@@ -58,8 +85,10 @@ class KafkaSettings:
         return {"bootstrap.servers": self.bootstrap, **self.client_properties, **extra}
 
     def spark_options(self) -> dict[str, str]:
-        """The same settings as Spark Kafka source/sink options (`kafka.`-prefixed)."""
-        return {
-            "kafka.bootstrap.servers": self.bootstrap,
-            **{f"kafka.{k}": v for k, v in self.client_properties.items()},
-        }
+        """The same settings as Spark Kafka source/sink options (`kafka.`-prefixed), in the Java client's terms.
+
+        librdkafka and the Java client name most properties alike; the exceptions are translated: SASL
+        PLAIN/SCRAM credentials become `sasl.jaas.config`, and a PEM CA file becomes a PEM truststore.
+        """
+        java = java_client_properties(self.client_properties)
+        return {"kafka.bootstrap.servers": self.bootstrap, **{f"kafka.{k}": v for k, v in java.items()}}

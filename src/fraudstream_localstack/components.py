@@ -7,6 +7,7 @@ import threading
 import urllib.request
 import uuid
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from confluent_kafka import Consumer
 
@@ -34,7 +35,9 @@ class PythonService:
         args: Sequence[str] = (),
         ready: Callable[[LocalStack], bool] | None = None,
         timeout_s: float = 300,
+        log_dir: Path = LOCAL / "logs",
     ) -> None:
+        self._log_dir = log_dir
         self.name = name
         self._argv = [sys.executable, "-m", module, *args]
         self._ready = ready
@@ -42,7 +45,7 @@ class PythonService:
         self._proc: ManagedProcess | None = None
 
     def start(self, stack: LocalStack) -> None:
-        proc = ManagedProcess(self.name, self._argv, LOCAL / "logs" / f"{self.name}.log", env=stack.env(), cwd=ROOT)
+        proc = ManagedProcess(self.name, self._argv, self._log_dir / f"{self.name}.log", env=stack.env(), cwd=ROOT)
         self._proc = proc.start()
         if self._ready is not None:
             check = self._ready
@@ -59,15 +62,20 @@ class PythonService:
             self._proc = None
 
 
-def detector(stack_metrics_port: int) -> PythonService:
+def detector(
+    stack_metrics_port: int,
+    checkpoint_dir: Path = LOCAL / "checkpoints" / "detector",
+    extra_args: Sequence[str] = (),
+    log_dir: Path = LOCAL / "logs",
+) -> PythonService:
     """The Spark detector; ready once it has completed a micro-batch (the rule set is loaded by then)."""
 
     def ready(stack: LocalStack) -> bool:
         count = metric_value(stack.env()["DETECTOR_METRICS_URL"], "fraud_batch_duration_seconds_count")
         return count is not None and count >= 1
 
-    args = ["--metrics-port", str(stack_metrics_port), "--checkpoint-dir", str(LOCAL / "checkpoints" / "detector")]
-    return PythonService("detector", "fraudstream_detector", args, ready)
+    args = ["--metrics-port", str(stack_metrics_port), "--checkpoint-dir", str(checkpoint_dir), *extra_args]
+    return PythonService("detector", "fraudstream_detector", args, ready, log_dir=log_dir)
 
 
 def generator(rate: float = 20.0) -> PythonService:

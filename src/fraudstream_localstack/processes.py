@@ -19,10 +19,15 @@ class NotReadyError(TimeoutError):
     """A component did not become ready before its deadline."""
 
 
+class ProcessDiedError(RuntimeError):
+    """A managed process exited while something waited for it; waiting longer cannot help."""
+
+
 def wait_for(check: Callable[[], T | None], timeout_s: float, what: str, interval_s: float = 0.1) -> T:
     """Polls `check` until it returns something other than None/False, or raises NotReadyError after timeout_s.
 
-    Exceptions raised by `check` count as "not yet"; the last one is named in the error.
+    Exceptions raised by `check` count as "not yet" (the last one is named in the error), except
+    ProcessDiedError, which ends the wait at once.
     """
     deadline = time.monotonic() + timeout_s
     last_error: BaseException | None = None
@@ -31,6 +36,8 @@ def wait_for(check: Callable[[], T | None], timeout_s: float, what: str, interva
             result = check()
             if result is not None and result is not False:
                 return result
+        except ProcessDiedError:
+            raise
         except Exception as exc:
             last_error = exc
         if time.monotonic() >= deadline:
@@ -103,7 +110,7 @@ class ManagedProcess:
     def check_alive(self) -> None:
         """Raises RuntimeError with the log's tail if the process has exited."""
         if self._proc is not None and self._proc.poll() is not None:
-            raise RuntimeError(f"{self.name} exited with {self._proc.returncode}; log tail:\n{self.log_tail()}")
+            raise ProcessDiedError(f"{self.name} exited with {self._proc.returncode}; log tail:\n{self.log_tail()}")
 
     def log_tail(self, lines: int = 40) -> str:
         try:

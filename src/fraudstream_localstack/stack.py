@@ -43,6 +43,7 @@ class StackConfig:
     topics: Topics = field(default_factory=Topics.from_env)
     detector_metrics_port: int = 9108
     operator_metrics_port: int = 9109
+    kubeconfig: Path = LOCAL / "kubeconfig"
 
 
 class Component(Protocol):
@@ -61,7 +62,7 @@ class LocalStack:
     def __init__(self, config: StackConfig, components: list[Component] | None = None) -> None:
         self.config = config
         self.kafka = KafkaBroker(config.data_dir / "kafka", config.kafka_ports)
-        self.kube = KubeControlPlane(config.data_dir / "kube", config.kube_ports, kubeconfig=LOCAL / "kubeconfig")
+        self.kube = KubeControlPlane(config.data_dir / "kube", config.kube_ports, kubeconfig=config.kubeconfig)
         self.components = components or []
         self._started: list[Callable[[], None]] = []
 

@@ -149,6 +149,7 @@ class InMemoryGroupStore:
         return self.windows.get(group_key)
 
     def put(self, group_key: str, window: GroupWindow) -> None:
+        window.take_journal()  # the journal feeds incremental persistence; here the object itself is the state
         self.windows[group_key] = window
 
     def delete(self, group_key: str) -> None:
@@ -238,6 +239,7 @@ class Detector:
         self._lateness_ms = lateness_ms
         self._versions: dict[str, RuleVersion] = {}
         self._rule_seq = 0
+        self._clock_ms: int | None = None
         self._known_key_groups: set[KeyGroup] = set()
         self._replan()
 
@@ -257,6 +259,24 @@ class Detector:
     def key_groups(self) -> tuple[KeyGroup, ...]:
         """Key groups that have rules now."""
         return tuple(sorted(self._plans))
+
+    @property
+    def clock_ms(self) -> int | None:
+        """The largest event time of the transactions evaluated so far (the detector's event-time clock)."""
+        return self._clock_ms
+
+    def group_expired(self, group_key: str, max_event_time_ms: int | None) -> bool:
+        """Whether a group idle since `max_event_time_ms` is past its retention on the detector's clock.
+
+        Such a group holds nothing a transaction near the clock could see: its newest event is older than the
+        clock minus (widest ACTIVE window + lateness). A group whose key group has no rule is always expired.
+        """
+        key_group: KeyGroup = tuple(json.loads(group_key)[0])
+        if key_group not in self._plans:
+            return True
+        if max_event_time_ms is None or self._clock_ms is None:
+            return max_event_time_ms is None
+        return max_event_time_ms < self._clock_ms - self.retention_ms(key_group)
 
     def retention_ms(self, key_group: KeyGroup) -> int:
         """Event-time span a group of `key_group` keeps: widest ACTIVE window + lateness; 0 without rules."""
@@ -330,6 +350,8 @@ class Detector:
                     numeric_value(fields, name)
                 except InvalidTransactionError as exc:
                     return TransactionOutcome((), (), exc.reason)
+        if self._clock_ms is None or tx.event_time_ms > self._clock_ms:
+            self._clock_ms = tx.event_time_ms
         applicable_ids = {version.rule.rule_id for version in applicable}
         alerts: list[Alert] = []
         late_groups: list[str] = []
@@ -401,6 +423,7 @@ class Detector:
             "format": _STATE_FORMAT,
             "latenessMs": self._lateness_ms,
             "ruleSeq": self._rule_seq,
+            "clockMs": self._clock_ms,
             "keyGroups": sorted(list(key_group) for key_group in self._known_key_groups),
             "rules": [
                 {
@@ -423,6 +446,7 @@ class Detector:
                 raise CorruptStateError(f"unknown detector state format {state['format']!r}")
             detector = cls(lateness_ms=int(state["latenessMs"]))
             detector._rule_seq = int(state["ruleSeq"])
+            detector._clock_ms = None if state.get("clockMs") is None else int(state["clockMs"])
             detector._known_key_groups = {tuple(str(name) for name in group) for group in state["keyGroups"]}
             for entry in state["rules"]:
                 detector._versions[str(entry["ruleId"])] = RuleVersion(

@@ -52,7 +52,7 @@ def by_kind(rows: list[Row], kind: str) -> list[Row]:
 
 
 def test_state_carries_rules_and_windows_across_batches() -> None:
-    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000))
+    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000), timeMode="ProcessingTime")
     first = tester.test(0, [rule_row(0, 1_000, "ns/sum", SUM_OVER_100), tx_row(0, 1_010, tx(1, "p", "60", 5_000))])
     assert by_kind(first, "alert") == []
     assert by_kind(first, "stats")[0].evaluated == 1
@@ -67,14 +67,14 @@ def test_state_carries_rules_and_windows_across_batches() -> None:
 
 
 def test_rows_of_a_batch_are_evaluated_in_timestamp_order_whatever_their_arrival_order() -> None:
-    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000))
+    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000), timeMode="ProcessingTime")
     rows = [tx_row(1, 2_000, tx(1, "p", "150", 5_000)), rule_row(0, 1_000, "ns/sum", SUM_OVER_100)]
     alerts = by_kind(tester.test(0, rows), "alert")
     assert [json.loads(r.value)["transactionId"] for r in alerts] == ["t1"]
 
 
 def test_malformed_and_non_numeric_transactions_go_to_the_dlq_with_a_reason() -> None:
-    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000))
+    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000), timeMode="ProcessingTime")
     rows = [
         rule_row(0, 1_000, "ns/sum", SUM_OVER_100),
         tx_row(1, 1_010, b"{not json"),
@@ -93,7 +93,7 @@ def test_malformed_and_non_numeric_transactions_go_to_the_dlq_with_a_reason() ->
 
 
 def test_late_transaction_is_reported_per_key_group_and_not_evaluated() -> None:
-    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=1_000))
+    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=1_000), timeMode="ProcessingTime")
     rows = [
         rule_row(0, 1_000, "ns/sum", SUM_OVER_100),
         tx_row(1, 1_010, tx(1, "p", "10", 100_000)),
@@ -111,7 +111,7 @@ def test_a_bucket_evaluates_only_the_key_groups_it_owns() -> None:
     ]
     alerts = []
     for bucket in (0, 1):
-        tester = TwsTester(RuleEngineProcessor(buckets=2, lateness_ms=60_000))
+        tester = TwsTester(RuleEngineProcessor(buckets=2, lateness_ms=60_000), timeMode="ProcessingTime")
         alerts.append({json.loads(r.value)["transactionId"] for r in by_kind(tester.test(bucket, rows), "alert")})
     assert alerts[0] and alerts[1], "both buckets own some payers"
     assert alerts[0].isdisjoint(alerts[1])
@@ -130,7 +130,7 @@ def test_a_worker_without_the_cache_restores_the_same_state_from_the_store() -> 
 
     def run(drop_cache: bool) -> list[tuple[str, str]]:
         state._CACHE.clear()
-        tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000))
+        tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000), timeMode="ProcessingTime")
         alerts = []
         for rows in batches:
             if drop_cache:
@@ -146,7 +146,7 @@ def test_a_cache_left_behind_by_a_failed_batch_is_not_trusted(monkeypatch: pytes
     from fraudstream_detector import processor, state
 
     state._CACHE.clear()
-    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000))
+    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000), timeMode="ProcessingTime")
     tester.test(0, [rule_row(0, 1_000, "ns/sum", SUM_OVER_100)])
     real = processor.process_records
 
@@ -161,3 +161,27 @@ def test_a_cache_left_behind_by_a_failed_batch_is_not_trusted(monkeypatch: pytes
 
     retried = tester.test(0, [tx_row(1, 2_001, tx(1, "p", "500", 5_000))])
     assert [json.loads(r.value)["ruleId"] for r in by_kind(retried, "alert")] == ["ns/sum"]
+
+
+def test_the_sweep_timer_drops_groups_idle_past_their_retention() -> None:
+    from fraudstream_detector import state
+
+    state._CACHE.clear()
+    minute = 60_000
+    one_minute_count = {
+        "groupingKeyNames": ["payerId"],
+        "aggregatorFunctionType": "COUNT",
+        "limitOperatorType": "GREATER",
+        "limit": 100,
+        "windowMinutes": 1,
+    }
+    processor = RuleEngineProcessor(buckets=1, lateness_ms=1_000, sweep_interval_ms=minute)
+    tester = TwsTester(processor, timeMode="ProcessingTime")
+    tester.test(0, [rule_row(0, 1, "ns/count", one_minute_count), tx_row(1, 2, tx(1, "idle", "1", 10_000))])
+    tester.test(0, [tx_row(2, 3, tx(2, "busy", "1", 70_000))])
+    assert len(tester.peekMapState("groups", 0)) == 2
+    tester.setProcessingTime(minute)  # the clock (70 000) is not yet past idle's retention (10 000 + 61 000)
+    assert len(tester.peekMapState("groups", 0)) == 2
+    tester.test(0, [tx_row(3, 4, tx(3, "busy", "1", 71_001))])
+    tester.setProcessingTime(2 * minute)
+    assert [key[0] for key in tester.peekMapState("groups", 0)] == ['[["payerId"],["busy"]]']

@@ -26,10 +26,7 @@ def test_settings_from_env_pass_security_properties_through(
     assert settings.bootstrap == bootstrap
     assert dict(settings.client_properties) == props
     assert settings.client_config(**{"acks": "all"}) == {"bootstrap.servers": bootstrap, **props, "acks": "all"}
-    assert settings.spark_options() == {
-        "kafka.bootstrap.servers": bootstrap,
-        **{f"kafka.{k}": v for k, v in props.items()},
-    }
+    assert settings.spark_options()["kafka.bootstrap.servers"] == bootstrap
 
 
 def test_topic_names_default_to_the_contract_and_are_overridable() -> None:
@@ -45,3 +42,26 @@ def test_only_the_rules_topic_is_compacted_and_single_partition() -> None:
     assert specs["rules"].partitions == 1
     assert specs["transactions"].partitions == 3
     assert all("cleanup.policy" not in dict(s.config) for n, s in specs.items() if n != "rules")
+
+
+@pytest.mark.parametrize(
+    ("librdkafka", "java"),
+    [
+        ({}, {}),
+        ({"security.protocol": "SSL", "ssl.ca.location": "/ca.pem"},
+         {"security.protocol": "SSL", "ssl.truststore.location": "/ca.pem", "ssl.truststore.type": "PEM"}),
+        ({"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "u",
+          "sasl.password": 'p"w'},
+         {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+          "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required username="u" '
+          'password="p\\"w";'}),
+        ({"sasl.mechanisms": "PLAIN", "sasl.username": "u", "sasl.password": "p"},
+         {"sasl.mechanism": "PLAIN",
+          "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
+          'password="p";'}),
+        ({"client.id": "x"}, {"client.id": "x"}),
+    ],
+)  # fmt: skip
+def test_spark_options_speak_the_java_clients_language(librdkafka: dict[str, str], java: dict[str, str]) -> None:
+    options = KafkaSettings("b:1", librdkafka).spark_options()
+    assert options == {"kafka.bootstrap.servers": "b:1", **{f"kafka.{k}": v for k, v in java.items()}}

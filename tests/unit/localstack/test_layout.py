@@ -50,3 +50,17 @@ def test_wait_for_returns_the_first_truthy_result_and_names_the_last_error() -> 
 
     with pytest.raises(NotReadyError, match=r"widget not ready .*ConnectionRefusedError"):
         wait_for(failing, 0.05, "widget", interval_s=0.01)
+
+
+def test_wait_for_gives_up_at_once_when_the_process_died() -> None:
+    from fraudstream_localstack.processes import ProcessDiedError
+
+    calls = []
+
+    def died() -> None:
+        calls.append(1)
+        raise ProcessDiedError("kafka exited with 1")
+
+    with pytest.raises(ProcessDiedError):
+        wait_for(died, 60, "kafka", interval_s=0.01)
+    assert len(calls) == 1

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Context, Decimal
 from fractions import Fraction
+from typing import TypeAlias
 
 from fraudstream_rules.decimals import canonical_decimal
 from fraudstream_rules.engine import group_key
@@ -38,7 +39,7 @@ class RuleRecord:
     published_ts_ms: int
 
 
-Record = RuleRecord | Transaction
+Record: TypeAlias = RuleRecord | Transaction
 AlertKey = tuple[str, str, str]  # (ruleId, transactionId, aggregateValue as canonical text)
 
 
@@ -94,7 +95,7 @@ def run_oracle(records: Sequence[Record], lateness_ms: int) -> list[Outcome]:
     key_groups: set[tuple[str, ...]] = set()
     stored: dict[str, list[tuple[int, Transaction]]] = {}
     floors: dict[str, int] = {}
-    outcomes = []
+    outcomes: list[Outcome] = []
     for index, record in enumerate(records):
         if isinstance(record, RuleRecord):
             previous = rules.pop(record.rule_id, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 
 import pytest
@@ -40,7 +41,13 @@ def test_group_key(key_group: tuple[str, ...], fields: dict[str, object], key: s
     assert group_key(key_group, fields) == key
 
 
-def make_rule(rule_id: str = "ns/r", uid: str = "u1", generation: int = 1, **overrides: object) -> Rule:
+def make_rule(
+    rule_id: str = "ns/r",
+    uid: str = "u1",
+    generation: int = 1,
+    spec: Mapping[str, object] | None = None,
+    **overrides: object,
+) -> Rule:
     raw: dict[str, object] = {
         "groupingKeyNames": ["payerId"],
         "aggregatorFunctionType": "SUM",
@@ -48,6 +55,7 @@ def make_rule(rule_id: str = "ns/r", uid: str = "u1", generation: int = 1, **ove
         "limitOperatorType": "GREATER_EQUAL",
         "limit": "100",
         "windowMinutes": 1,
+        **(spec or {}),
         **overrides,
     }
     return Rule(rule_id, generation, uid, parse_spec(raw))
@@ -162,9 +170,9 @@ def test_paused_rules_raise_nothing_but_keep_their_window() -> None:
 def test_rule_updates_keep_or_restart_the_window(update: dict[str, object], uid: str, count: str) -> None:
     h = Harness()
     base = {"aggregatorFunctionType": "COUNT", "limitOperatorType": "GREATER", "limit": "0"}
-    h.rule(make_rule(**base))
+    h.rule(make_rule(spec=base))
     h.tx(T0, paymentType="CRD")
-    h.rule(make_rule(uid=uid, generation=2, **{**base, **update}))
+    h.rule(make_rule(uid=uid, generation=2, spec={**base, **update}))
     outcome = h.tx(T0 + 1, paymentType="CRD")
     assert h.values(outcome) == [("ns/r", count)]
     assert outcome.alerts[0].rule_generation == 2
@@ -227,7 +235,7 @@ def test_invalid_amount_stops_the_whole_transaction() -> None:
 )
 def test_only_applicable_active_rules_validate(rule_overrides: dict[str, object], invalid: bool) -> None:
     h = Harness()
-    h.rule(make_rule(**rule_overrides))
+    h.rule(make_rule(spec=rule_overrides))
     outcome = h.tx(T0, paymentAmount=True, paymentType="CRD")
     assert outcome.invalid_reason == ("non-numeric paymentAmount: True" if invalid else None)
 
@@ -322,7 +330,7 @@ def test_detector_state_survives_bytes() -> None:
         transaction = Transaction({"payerId": "p1", "beneficiaryId": 1}, b"{}", T0 + 5, T0 + 10**6, 0, 99)
         outcomes.append(detector.on_transaction(transaction, store, 0))
     assert outcomes[0] == outcomes[1]
-    assert [(alert.rule_id, alert.aggregate_value) for alert in outcomes[0].alerts] == [("ns/a", 3)]
+    assert [(alert.rule_id, alert.aggregate_value) for alert in outcomes[0].alerts] == [("ns/a", D(3))]
 
 
 @pytest.mark.parametrize(
@@ -337,3 +345,37 @@ def test_corrupt_detector_state(data: bytes) -> None:
 def test_negative_lateness_is_refused() -> None:
     with pytest.raises(ValueError, match="lateness_ms must be >= 0"):
         Detector(lateness_ms=-1)
+
+
+def test_idle_groups_expire_after_the_widest_active_window_plus_lateness_on_the_event_clock() -> None:
+    import json as _json
+
+    from fraudstream_rules.engine import Detector, InMemoryGroupStore
+    from fraudstream_rules.model import Rule, parse_spec
+    from fraudstream_rules.transactions import parse_transaction
+
+    spec = parse_spec(
+        {"groupingKeyNames": ["payerId"], "aggregatorFunctionType": "COUNT", "limitOperatorType": "GREATER",
+         "limit": 100, "windowMinutes": 1}
+    )  # fmt: skip
+    detector = Detector(lateness_ms=1_000)
+    detector.on_rule("ns/r", Rule("ns/r", 1, "u", spec), 0)
+    store = InMemoryGroupStore()
+
+    def tx(payer: str, event_time_ms: int, offset: int) -> None:
+        body = _json.dumps({"transactionId": offset, "eventTime": event_time_ms, "payerId": payer}).encode()
+        detector.on_transaction(parse_transaction(body, event_time_ms, 0, offset), store, 0)
+
+    tx("idle", 10_000, 1)
+    tx("busy", 70_000, 2)
+    idle_key, busy_key = '[["payerId"],["idle"]]', '[["payerId"],["busy"]]'
+    idle = store.get(idle_key)
+    assert idle is not None and detector.clock_ms == 70_000
+    assert not detector.group_expired(idle_key, idle.max_event_time_ms)  # 10 000 >= 70 000 - 61 000
+    tx("busy", 71_001, 3)
+    assert detector.group_expired(idle_key, idle.max_event_time_ms)  # 10 000 < 71 001 - 61 000
+    assert not detector.group_expired(busy_key, 71_001)
+    restored = Detector.from_bytes(detector.to_bytes())
+    assert restored.clock_ms == 71_001 and restored.group_expired(idle_key, idle.max_event_time_ms)
+    detector.on_rule("ns/r", None, 80_000)
+    assert detector.group_expired(busy_key, 71_001), "no rule left for the key group"
