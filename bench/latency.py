@@ -1,0 +1,43 @@
+"""Latency statistics: exact percentiles of measured samples, and Prometheus-style quantiles of a histogram."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in [0, 100]) of an ascending sequence; NaN when empty."""
+    if not sorted_values:
+        return math.nan
+    rank = max(1, math.ceil(q / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def parse_histogram(metrics_text: str, name: str) -> dict[float, float]:
+    """Cumulative bucket counts {upper bound: count} of an unlabelled Prometheus histogram."""
+    buckets: dict[float, float] = {}
+    prefix = f'{name}_bucket{{le="'
+    for line in metrics_text.splitlines():
+        if line.startswith(prefix):
+            bound, _, value = line[len(prefix) :].partition('"} ')
+            buckets[math.inf if bound == "+Inf" else float(bound)] = float(value)
+    return buckets
+
+
+def histogram_quantile(q: float, before: Mapping[float, float], after: Mapping[float, float]) -> float:
+    """The q-quantile (0..1) of the observations made between two scrapes, interpolated as PromQL does."""
+    bounds = sorted(after)
+    counts = [after[b] - before.get(b, 0.0) for b in bounds]
+    total = counts[-1] if counts else 0.0
+    if total <= 0:
+        return math.nan
+    target = q * total
+    lower_bound, lower_count = 0.0, 0.0
+    for bound, count in zip(bounds, counts, strict=True):
+        if count >= target:
+            if math.isinf(bound):
+                return lower_bound
+            return lower_bound + (bound - lower_bound) * (target - lower_count) / max(count - lower_count, 1e-12)
+        lower_bound, lower_count = bound, count
+    return bounds[-2] if len(bounds) > 1 else math.nan

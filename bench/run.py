@@ -1,0 +1,239 @@
+"""`make bench`: end-to-end alert latency of the full local stack (CONTRACT section 7).
+
+Starts Kafka, the control plane, the operator and the detector on free ports, applies N rules as FraudRules,
+runs the generator at the given rate for warm-up + duration, and measures every alert with an independent
+consumer of the alerts topic: latency = time the consumer receives the alert - the transaction's Kafka
+timestamp. Writes bench/results/latest.json, a plot next to it, and a row in docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confluent_kafka import Consumer, TopicPartition
+
+from bench.latency import histogram_quantile, parse_histogram, percentile
+from bench.rules import write_manifests
+from fraudstream_localstack.components import detector
+from fraudstream_localstack.kafka import KafkaPorts
+from fraudstream_localstack.kube import KubePorts
+from fraudstream_localstack.layout import ROOT
+from fraudstream_localstack.processes import ManagedProcess, free_port
+from fraudstream_localstack.stack import LocalStack, StackConfig
+from fraudstream_operator.localstack_component import OperatorComponent
+
+RESULTS = ROOT / "bench" / "results"
+BENCHMARKS_MD = ROOT / "docs" / "BENCHMARKS.md"
+
+
+@dataclass
+class AlertClock:
+    """An independent consumer of the alerts topic: (received ms, transaction timestamp ms) per alert."""
+
+    samples: list[tuple[float, int]] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self, bootstrap: str, topic: str, ready: threading.Event) -> None:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"bench-{uuid.uuid4().hex[:8]}",
+                "auto.offset.reset": "latest",
+                "fetch.wait.max.ms": 5,
+                "enable.auto.commit": False,
+            }
+        )
+        consumer.subscribe([topic], on_assign=lambda c, parts: ready.set())
+        try:
+            while not self._stop.is_set():
+                for msg in consumer.consume(500, 0.05):
+                    if msg.error() is None:
+                        received_ms = time.time() * 1000
+                        self.samples.append((received_ms, int(json.loads(msg.value())["transactionTimestamp"])))
+        finally:
+            consumer.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def scrape(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=5) as resp:
+        return str(resp.read().decode())
+
+
+def end_offsets(bootstrap: str, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-offsets-{uuid.uuid4().hex[:6]}"})
+    try:
+        parts = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts)
+    finally:
+        consumer.close()
+
+
+def machine_facts() -> dict[str, str]:
+    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
+    cpu = next((ln.split(":", 1)[1].strip() for ln in cpuinfo if ln.startswith("model name")), "?")
+    meminfo = Path("/proc/meminfo").read_text().splitlines()
+    mem_kb = next(int(ln.split()[1]) for ln in meminfo if ln.startswith("MemTotal"))
+    return {"cpus": str(os.cpu_count()), "cpu_model": cpu, "memory_gib": f"{mem_kb / 2**20:.0f}",
+            "python": platform.python_version()}  # fmt: skip
+
+
+def plot(path: Path, samples: list[tuple[float, float]], start_ms: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (over_time, dist) = plt.subplots(1, 2, figsize=(12, 4.5))
+    xs = [(t - start_ms) / 1000 for t, _ in samples]
+    ys = [latency for _, latency in samples]
+    over_time.scatter(xs, ys, s=2)
+    over_time.set_xlabel("seconds since measurement start")
+    over_time.set_ylabel("alert latency (ms)")
+    dist.hist(ys, bins=60)
+    dist.set_xlabel("alert latency (ms)")
+    dist.set_ylabel("alerts")
+    for axis, line in ((over_time.axhline, True), (dist.axvline, False)):
+        for budget_ms, colour in ((300, "orange"), (500, "red")):
+            axis(budget_ms, color=colour, linestyle="--", label=f"{budget_ms} ms budget")
+        if line:
+            over_time.legend(loc="upper right")
+    fig.suptitle("fraudstream end-to-end alert latency")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="bench", description=__doc__)
+    p.add_argument("--rate", type=float, default=1000.0)
+    p.add_argument("--duration-s", type=float, default=180.0)
+    p.add_argument("--warmup-s", type=float, default=30.0)
+    p.add_argument("--rules", type=int, default=50)
+    p.add_argument("--payers", type=int, default=100_000)
+    p.add_argument("--detector-arg", action="append", default=[], help="extra detector flag (repeatable)")
+    p.add_argument("--label", default="", help="free text recorded with the result (e.g. the lever tried)")
+    args = p.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="fraudstream-bench-"))
+    metrics_port = free_port()
+    config = StackConfig(
+        data_dir=work / "data",
+        kafka_ports=KafkaPorts.free(),
+        kube_ports=KubePorts.free(),
+        detector_metrics_port=metrics_port,
+        operator_metrics_port=free_port(),
+    )
+    rules_dir = write_manifests(work / "rules", args.rules)
+    det = detector(metrics_port, work / "checkpoint", args.detector_arg, log_dir=work)
+    stack = LocalStack(config, [OperatorComponent(examples_dir=rules_dir, timeout_s=300), det])
+    clock = AlertClock()
+    try:
+        print(f"bench: starting the stack in {work}", flush=True)
+        stack.start()
+        bootstrap = stack.kafka.bootstrap
+        ready = threading.Event()
+        consumer = threading.Thread(target=clock.run, args=(bootstrap, config.topics.alerts, ready), daemon=True)
+        consumer.start()
+        ready.wait(30)
+        det_url = stack.env()["DETECTOR_METRICS_URL"]
+        generator = ManagedProcess(
+            "generator",
+            [sys.executable, "-m", "fraudstream_generator", "--rate", str(args.rate), "--payers", str(args.payers),
+             "--duration-s", str(args.warmup_s + args.duration_s)],
+            work / "generator.log",
+            env=stack.env(),
+        ).start()  # fmt: skip
+        print(
+            f"bench: {args.rate:.0f} tx/s, warm-up {args.warmup_s:.0f}s, measuring {args.duration_s:.0f}s", flush=True
+        )
+        tx_before = end_offsets(bootstrap, config.topics.transactions)
+        time.sleep(args.warmup_s)  # the load itself sets the pace here; nothing is being waited for
+        start_ms = time.time() * 1000
+        tx_start = end_offsets(bootstrap, config.topics.transactions)
+        hist_start = parse_histogram(scrape(det_url), "fraud_alert_latency_seconds")
+        batches_start = parse_histogram(scrape(det_url), "fraud_batch_duration_seconds")
+        time.sleep(args.duration_s)
+        end_ms = time.time() * 1000
+        tx_end = end_offsets(bootstrap, config.topics.transactions)
+        generator.stop(grace_s=60)
+        # Alerts for transactions sent in the window may still be on their way: wait a bounded drain.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(ts >= end_ms - 1 for _, ts in clock.samples[-50:]):
+            time.sleep(0.5)
+        hist_end = parse_histogram(scrape(det_url), "fraud_alert_latency_seconds")
+        batches_end = parse_histogram(scrape(det_url), "fraud_batch_duration_seconds")
+    finally:
+        clock.stop()
+        stack.stop()
+    measured = sorted((recv, recv - ts) for recv, ts in clock.samples if start_ms <= ts < end_ms)
+    latencies = sorted(lat for _, lat in measured)
+    half = len(measured) // 2
+    result = {
+        "rate_tps": args.rate,
+        "achieved_tps": round((tx_end - tx_start) / ((end_ms - start_ms) / 1000), 1),
+        "duration_s": args.duration_s,
+        "warmup_s": args.warmup_s,
+        "transactions": tx_end - tx_start,
+        "transactions_total": tx_end - tx_before,
+        "alerts": len(latencies),
+        "p50_ms": round(percentile(latencies, 50), 1),
+        "p95_ms": round(percentile(latencies, 95), 1),
+        "p99_ms": round(percentile(latencies, 99), 1),
+        "max_ms": round(latencies[-1], 1) if latencies else None,
+        "detector_p50_ms": round(histogram_quantile(0.50, hist_start, hist_end) * 1000, 1),
+        "detector_p99_ms": round(histogram_quantile(0.99, hist_start, hist_end) * 1000, 1),
+        "batch_p50_ms": round(histogram_quantile(0.50, batches_start, batches_end) * 1000, 1),
+        "batch_p99_ms": round(histogram_quantile(0.99, batches_start, batches_end) * 1000, 1),
+        "first_half_p99_ms": round(percentile(sorted(lat for _, lat in measured[:half]), 99), 1),
+        "second_half_p99_ms": round(percentile(sorted(lat for _, lat in measured[half:]), 99), 1),
+        "rules": args.rules,
+        "payers": args.payers,
+        "detector_args": args.detector_arg,
+        "label": args.label,
+        "machine": machine_facts(),
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    result["budget_met"] = bool(latencies) and result["p99_ms"] <= 500 and result["p50_ms"] <= 300
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "latest.json").write_text(json.dumps(result, indent=2) + "\n")
+    plot(RESULTS / "latest.png", measured, start_ms)
+    append_markdown(result)
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def append_markdown(r: dict[str, object]) -> None:
+    if not BENCHMARKS_MD.exists():
+        BENCHMARKS_MD.parent.mkdir(parents=True, exist_ok=True)
+        BENCHMARKS_MD.write_text(
+            "# Benchmarks\n\nRows appended by `make bench` (bench/run.py). Latency = alert received by an independent "
+            "consumer - transaction Kafka timestamp.\n\n"
+            "| when (UTC) | label | rate | achieved | rules | payers | alerts | p50 ms | p95 ms | p99 ms | max ms "
+            "| detector p99 ms | batch p50 ms | machine |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        )
+    m = r["machine"]
+    assert isinstance(m, dict)
+    row = (
+        f"| {r['finished_at']} | {r['label'] or '-'} | {r['rate_tps']} | {r['achieved_tps']} | {r['rules']} "
+        f"| {r['payers']} | {r['alerts']} | {r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | {r['max_ms']} "
+        f"| {r['detector_p99_ms']} | {r['batch_p50_ms']} | {m['cpus']} CPU {m['cpu_model']}, {m['memory_gib']} GiB |\n"
+    )
+    with open(BENCHMARKS_MD, "a") as f:
+        f.write(row)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
