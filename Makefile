@@ -5,16 +5,19 @@ PY := .venv/bin/python
 PYTEST_ARGS ?=
 CODE := $(wildcard src operator services tests bench)
 
-.PHONY: help install lint test test-unit test-integration run up down clean
+BENCH_ARGS ?=
+
+.PHONY: help install lint test run up down clean bench
 
 help:
 	@echo "make run    - start the whole local stack in the foreground (Ctrl-C stops it)"
 	@echo "make up     - start it in the background; writes .local/stack.env"
 	@echo "make down   - stop it"
 	@echo "make test   - lint, type-check, unit and integration tests against real Kafka, kube-apiserver and Spark"
+	@echo "make bench  - end-to-end alert latency benchmark; BENCH_ARGS=\"--rate 500 --duration-s 60\" passes options"
 
 install:
-	@scripts/provision.sh all
+	@scripts/provision.sh all monitoring monitoring-crds
 
 lint: install
 	$(PY) -m ruff check $(CODE)
@@ -30,8 +33,59 @@ run: install
 up: install
 	@$(PY) -m fraudstream_localstack up
 
+bench: install
+	$(PY) -m bench.run $(BENCH_ARGS)
+
 down:
 	@if [ -x $(PY) ]; then $(PY) -m fraudstream_localstack down; else echo "fraudstream: down"; fi
 
 clean: down
 	rm -rf .local
+
+# ---- Kubernetes (issue #6): a kind cluster for users with Docker; see README "Kubernetes" and docs/kubernetes.md --------
+# Tools are overridable (the tests run these targets with stand-ins, as this machine has no Docker engine).
+include versions.env
+DOCKER ?= docker
+KIND ?= .cache/bin/kind
+HELM ?= .cache/bin/helm
+KUBECTL ?= .cache/bin/kubectl
+KIND_CLUSTER ?= fraudstream
+KIND_NAMESPACE ?= fraudstream
+KIND_CONTEXT = kind-$(KIND_CLUSTER)
+DOCKER_BUILD_ARGS = --build-arg PYTHON_IMAGE=$(PYTHON_IMAGE) --build-arg MAVEN_IMAGE=$(MAVEN_IMAGE)
+
+.PHONY: kind-up kind-deploy kind-tools
+
+kind-tools:
+	@$(DOCKER) info >/dev/null 2>&1 || { echo "fraudstream: kind-up and kind-deploy need a running Docker engine ('$(DOCKER) info' failed); start Docker and retry" >&2; exit 1; }
+	@[ -x "$(HELM)" ] && [ -x "$(KUBECTL)" ] || scripts/provision.sh k8s
+	@[ -x "$(KIND)" ] || GOBIN="$(CURDIR)/.cache/bin" go install sigs.k8s.io/kind@$(KIND_VERSION)
+
+kind-up: kind-tools
+	@$(KIND) get clusters 2>/dev/null | grep -qx "$(KIND_CLUSTER)" || $(KIND) create cluster --name "$(KIND_CLUSTER)" --wait 180s
+	$(HELM) upgrade --install kube-prometheus-stack kube-prometheus-stack \
+	  --repo https://prometheus-community.github.io/helm-charts --version $(KUBE_PROMETHEUS_STACK_VERSION) \
+	  --kube-context $(KIND_CONTEXT) --namespace monitoring --create-namespace --wait --timeout 15m \
+	  --set grafana.sidecar.dashboards.searchNamespace=ALL
+	@echo "fraudstream: kind cluster $(KIND_CLUSTER) is up with kube-prometheus-stack; next: make kind-deploy"
+
+kind-deploy: kind-tools
+	$(DOCKER) build $(DOCKER_BUILD_ARGS) --target app -t fraudstream:dev .
+	$(DOCKER) build $(DOCKER_BUILD_ARGS) --target kafka -t fraudstream-kafka:dev .
+	@# Content-addressed tags, so that a rebuilt image rolls the pods and an unchanged one does not.
+	@set -e; \
+	app=$$($(DOCKER) image inspect -f '{{.Id}}' fraudstream:dev | cut -d: -f2 | cut -c1-12); \
+	kafka=$$($(DOCKER) image inspect -f '{{.Id}}' fraudstream-kafka:dev | cut -d: -f2 | cut -c1-12); \
+	$(DOCKER) tag fraudstream:dev fraudstream:$$app; \
+	$(DOCKER) tag fraudstream-kafka:dev fraudstream-kafka:$$kafka; \
+	echo "$(KIND) load docker-image fraudstream:$$app fraudstream-kafka:$$kafka --name $(KIND_CLUSTER)"; \
+	$(KIND) load docker-image fraudstream:$$app fraudstream-kafka:$$kafka --name "$(KIND_CLUSTER)"; \
+	echo "$(HELM) upgrade --install fraudstream charts/fraudstream ..."; \
+	$(HELM) upgrade --install fraudstream charts/fraudstream --kube-context $(KIND_CONTEXT) \
+	  --namespace $(KIND_NAMESPACE) --create-namespace -f charts/fraudstream/ci/kind-values.yaml \
+	  --set image.tag=$$app --set kafka.dev.image.tag=$$kafka --wait --timeout 15m
+	$(KUBECTL) --context $(KIND_CONTEXT) -n $(KIND_NAMESPACE) apply -f examples/rules/
+	$(KUBECTL) --context $(KIND_CONTEXT) -n $(KIND_NAMESPACE) wait fraudrules --all --for=condition=Ready --timeout=300s
+	@echo "fraudstream: deployed. Grafana (user admin; password: see README 'Kubernetes'):"
+	@echo "  $(KUBECTL) --context $(KIND_CONTEXT) -n monitoring port-forward svc/kube-prometheus-stack-grafana 3000:80"
+	@echo "  then open http://localhost:3000/d/fraudstream-overview"

@@ -112,6 +112,54 @@ k8s() {
   stamp k8s "$key"
 }
 
+# ---- Kubernetes packaging (issue #6): `monitoring` and `monitoring-crds`, run by `make install` ----------------
+# monitoring: promtool and the Prometheus server from Debian's `prometheus` package, for the chart's alert-rule and
+# dashboard tests. The stamp records the installed package version. A Prometheus service the package may have
+# started (on a machine running systemd) is stopped and disabled: the tests run their own server on a free port.
+monitoring() {
+  local have
+  have=$(dpkg-query -W -f='${Version}' prometheus 2>/dev/null || true)
+  if [ -n "$have" ] && stamped monitoring "prometheus-$have" && command -v promtool >/dev/null \
+    && command -v prometheus >/dev/null; then return; fi
+  if [ -z "$have" ] || ! command -v promtool >/dev/null; then
+    command -v apt-get >/dev/null || die "monitoring: apt-get not found; install Debian's 'prometheus' package (promtool) and rerun 'make install'"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    log "monitoring: installing Debian's prometheus package (promtool and the server) with apt-get"
+    $sudo apt-get update -qq || die "apt-get update failed; rerun 'make install'"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends prometheus >/dev/null \
+      || die "apt-get install prometheus failed; rerun 'make install'"
+    if command -v systemctl >/dev/null && systemctl is-active --quiet prometheus 2>/dev/null; then
+      log "monitoring: stopping and disabling the package's own prometheus service"
+      $sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
+    fi
+    have=$(dpkg-query -W -f='${Version}' prometheus)
+  fi
+  stamp monitoring "prometheus-$have"
+}
+
+# monitoring-crds: the prometheus-operator CRD manifests (ServiceMonitor, PodMonitor, PrometheusRule, ...) from the
+# Go module github.com/prometheus-operator/prometheus-operator, into .cache/monitoring-crds/.
+monitoring_crds() {
+  local key="prometheus-operator-$PROMETHEUS_OPERATOR_VERSION" out="$CACHE/monitoring-crds"
+  if stamped monitoring-crds "$key" && [ -f "$out/monitoring.coreos.com_prometheusrules.yaml" ]; then return; fi
+  log "monitoring-crds: downloading github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION"
+  local dir
+  dir=$(cd "$CACHE/build" && GOFLAGS=-mod=mod GOTOOLCHAIN=local \
+    go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" \
+    | sed -n 's/.*"Dir": "\(.*\)".*/\1/p') || true
+  [ -n "$dir" ] && [ -d "$dir/example/prometheus-operator-crd" ] \
+    || die "go could not download prometheus-operator@$PROMETHEUS_OPERATOR_VERSION; retry with 'make install'"
+  rm -rf "$out.tmp"
+  mkdir -p "$out.tmp"
+  cp "$dir"/example/prometheus-operator-crd/*.yaml "$out.tmp/"
+  chmod -R u+w "$out.tmp"
+  rm -rf "$out"
+  mv "$out.tmp" "$out"
+  stamp monitoring-crds "$key"
+}
+# ---- end of issue #6 steps ----------------------------------------------------------------------------------------
+
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(all)
 for s in "${steps[@]}"; do
@@ -120,6 +168,8 @@ for s in "${steps[@]}"; do
     kafka) kafka ;;
     spark-jars) spark_jars ;;
     k8s) k8s ;;
+    monitoring) monitoring ;;
+    monitoring-crds) monitoring_crds ;;
     all) python_env; kafka; spark_jars; k8s ;;
     *) die "unknown step '$s' (python|kafka|spark-jars|k8s|all)" ;;
   esac

@@ -1,0 +1,276 @@
+{{/*
+The chart name, or nameOverride.
+*/}}
+{{- define "fraudstream.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The resource name prefix. Truncated to 40 characters so that "<fullname>-<component>-..." names, Spark's executor
+pod names among them, stay within the 63-character DNS label limit.
+*/}}
+{{- define "fraudstream.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 40 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Chart name and version, for the helm.sh/chart label.
+*/}}
+{{- define "fraudstream.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Labels of every object of one component. Call with (dict "ctx" $ "component" "operator").
+*/}}
+{{- define "fraudstream.labels" -}}
+helm.sh/chart: {{ include "fraudstream.chart" .ctx }}
+{{ include "fraudstream.selectorLabels" . }}
+app.kubernetes.io/component: {{ .component }}
+app.kubernetes.io/part-of: {{ include "fraudstream.name" .ctx }}
+app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
+{{- end }}
+
+{{/*
+Selector labels: only app.kubernetes.io/name and app.kubernetes.io/instance. Each component has its own name
+("<name>-<component>"), so that the selectors of two components never match each other's pods.
+Call with (dict "ctx" $ "component" "operator").
+*/}}
+{{- define "fraudstream.selectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-%s" (include "fraudstream.name" .ctx) .component | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+{{- end }}
+
+{{/*
+The ServiceAccount of a component: operator, detector (the Spark driver) or executor.
+Call with (dict "ctx" $ "component" "operator" "serviceAccount" .Values.operator.serviceAccount).
+*/}}
+{{- define "fraudstream.serviceAccountName" -}}
+{{- if .serviceAccount.create }}
+{{- default (printf "%s-%s" (include "fraudstream.fullname" .ctx) .component) .serviceAccount.name }}
+{{- else }}
+{{- default "default" .serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+An image reference from a {repository, tag} block; the tag defaults to the chart's appVersion.
+Call with (dict "ctx" $ "image" .Values.image).
+*/}}
+{{- define "fraudstream.image" -}}
+{{- printf "%s:%s" .image.repository (default .ctx.Chart.AppVersion .image.tag) }}
+{{- end }}
+
+{{/*
+The Kafka bootstrap address: the development broker's Service, or kafka.bootstrap (then required).
+*/}}
+{{- define "fraudstream.kafkaBootstrap" -}}
+{{- if .Values.kafka.dev.enabled }}
+{{- printf "%s-kafka.%s.svc:9092" (include "fraudstream.fullname" .) .Release.Namespace }}
+{{- else }}
+{{- required "kafka.bootstrap is required (the bootstrap servers of your Kafka cluster), or set kafka.dev.enabled=true for a development broker" .Values.kafka.bootstrap }}
+{{- end }}
+{{- end }}
+
+{{/*
+Kafka connection and topic environment shared by the operator, the detector and the generator: the bootstrap
+address, the topic names, KAFKA_CLIENT_* from kafka.clientProperties, the SASL credentials from
+kafka.existingSecret and the CA path when kafka.caSecret is set. No secret value is ever rendered.
+*/}}
+{{- define "fraudstream.kafkaEnv" -}}
+- name: KAFKA_BOOTSTRAP
+  value: {{ include "fraudstream.kafkaBootstrap" . | quote }}
+- name: TRANSACTIONS_TOPIC
+  value: {{ .Values.kafka.topics.transactions | quote }}
+- name: RULES_TOPIC
+  value: {{ .Values.kafka.topics.rules | quote }}
+- name: ALERTS_TOPIC
+  value: {{ .Values.kafka.topics.alerts | quote }}
+- name: DLQ_TOPIC
+  value: {{ .Values.kafka.topics.dlq | quote }}
+{{- range $key, $value := .Values.kafka.clientProperties }}
+- name: {{ printf "KAFKA_CLIENT_%s" ($key | upper | replace "." "_" | replace "-" "_") }}
+  value: {{ $value | toString | quote }}
+{{- end }}
+{{- with .Values.kafka.existingSecret.name }}
+- name: KAFKA_CLIENT_SASL_USERNAME
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.kafka.existingSecret.usernameKey }}
+- name: KAFKA_CLIENT_SASL_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.kafka.existingSecret.passwordKey }}
+{{- end }}
+{{- if .Values.kafka.caSecret.name }}
+- name: KAFKA_CLIENT_SSL_CA_LOCATION
+  value: /etc/fraudstream/kafka-ca/{{ .Values.kafka.caSecret.key }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Kafka CA volume and its mount, when kafka.caSecret is set.
+*/}}
+{{- define "fraudstream.kafkaCaVolume" -}}
+{{- if .Values.kafka.caSecret.name }}
+- name: kafka-ca
+  secret:
+    secretName: {{ .Values.kafka.caSecret.name }}
+    items:
+      - key: {{ .Values.kafka.caSecret.key }}
+        path: {{ .Values.kafka.caSecret.key }}
+{{- end }}
+{{- end }}
+{{- define "fraudstream.kafkaCaMount" -}}
+{{- if .Values.kafka.caSecret.name }}
+- name: kafka-ca
+  mountPath: /etc/fraudstream/kafka-ca
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{/*
+Pod scheduling constraints shared by every pod.
+*/}}
+{{- define "fraudstream.scheduling" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/*
+The name of the detector's checkpoint claim, or "" when the checkpoint is not persistent.
+*/}}
+{{- define "fraudstream.checkpointClaim" -}}
+{{- $p := .Values.detector.checkpoint.persistence }}
+{{- if $p.enabled }}
+{{- default (printf "%s-checkpoint" (include "fraudstream.fullname" .)) $p.existingClaim }}
+{{- end }}
+{{- end }}
+
+{{/*
+Spark settings common to both detector modes, as a YAML map (rendered into spark-defaults.conf, or into the
+SparkApplication's sparkConf). detector.sparkConf entries override them.
+*/}}
+{{- define "fraudstream.sparkConf" -}}
+{{- $d := .Values.detector }}
+{{- $conf := dict
+  "spark.kubernetes.container.image" (include "fraudstream.image" (dict "ctx" . "image" .Values.image))
+  "spark.kubernetes.container.image.pullPolicy" .Values.image.pullPolicy
+  "spark.kubernetes.namespace" .Release.Namespace
+  "spark.kubernetes.authenticate.driver.serviceAccountName" (include "fraudstream.serviceAccountName" (dict "ctx" . "component" "detector" "serviceAccount" $d.serviceAccount))
+  "spark.kubernetes.authenticate.executor.serviceAccountName" (include "fraudstream.serviceAccountName" (dict "ctx" . "component" "executor" "serviceAccount" $d.executor.serviceAccount))
+  "spark.kubernetes.executor.podNamePrefix" (printf "%s-detector" (include "fraudstream.fullname" .))
+  "spark.kubernetes.executor.podTemplateContainerName" "executor"
+  "spark.kubernetes.executor.deleteOnTermination" "true"
+  "spark.kubernetes.driver.service.deleteOnTermination" "false"
+  "spark.driver.memory" $d.driver.memory
+  "spark.executor.instances" ($d.executor.instances | toString)
+  "spark.executor.cores" ($d.executor.cores | toString)
+  "spark.executor.memory" $d.executor.memory
+  "spark.executor.memoryOverhead" $d.executor.memoryOverhead
+  "spark.pyspark.python" "/opt/venv/bin/python"
+  "spark.pyspark.driver.python" "/opt/venv/bin/python"
+}}
+{{- with $d.executor.requestCores }}
+{{- $_ := set $conf "spark.kubernetes.executor.request.cores" (. | toString) }}
+{{- end }}
+{{- with $d.executor.limitCores }}
+{{- $_ := set $conf "spark.kubernetes.executor.limit.cores" (. | toString) }}
+{{- end }}
+{{- with (include "fraudstream.checkpointClaim" .) }}
+{{- $_ := set $conf "spark.kubernetes.executor.volumes.persistentVolumeClaim.checkpoint.mount.path" $d.checkpoint.mountPath }}
+{{- $_ := set $conf "spark.kubernetes.executor.volumes.persistentVolumeClaim.checkpoint.mount.readOnly" "false" }}
+{{- $_ := set $conf "spark.kubernetes.executor.volumes.persistentVolumeClaim.checkpoint.options.claimName" . }}
+{{- end }}
+{{- range $key, $value := $d.sparkConf }}
+{{- $_ := set $conf $key ($value | toString) }}
+{{- end }}
+{{- toYaml $conf }}
+{{- end }}
+
+{{/*
+The detector's environment in both modes (the Spark master, Kafka, topics, detector settings).
+*/}}
+{{- define "fraudstream.detectorEnv" -}}
+{{- $d := .Values.detector -}}
+- name: SPARK_MASTER
+  value: k8s://https://kubernetes.default.svc:443
+- name: DETECTOR_CHECKPOINT_DIR
+  value: {{ printf "%s/detector" $d.checkpoint.mountPath | quote }}
+- name: DETECTOR_METRICS_PORT
+  value: {{ $d.metricsPort | quote }}
+- name: DETECTOR_SHUFFLE_PARTITIONS
+  value: {{ $d.shufflePartitions | quote }}
+- name: DETECTOR_LATENESS_MS
+  value: {{ $d.latenessMs | quote }}
+- name: DETECTOR_TRIGGER
+  value: {{ $d.trigger | quote }}
+- name: DETECTOR_STARTING_OFFSETS
+  value: {{ $d.startingOffsets | quote }}
+- name: DETECTOR_MAX_OFFSETS_PER_TRIGGER
+  value: {{ $d.maxOffsetsPerTrigger | quote }}
+{{ include "fraudstream.kafkaEnv" . }}
+{{- end }}
+
+{{/*
+The executor pod template (both modes): non-root, read-only root filesystem, no API token, writable /tmp.
+The checkpoint claim itself is mounted through spark.kubernetes.executor.volumes.* (fraudstream.sparkConf).
+*/}}
+{{- define "fraudstream.executorPodTemplate" -}}
+metadata:
+  labels:
+    {{- include "fraudstream.labels" (dict "ctx" . "component" "executor") | nindent 4 }}
+spec:
+  serviceAccountName: {{ include "fraudstream.serviceAccountName" (dict "ctx" . "component" "executor" "serviceAccount" .Values.detector.executor.serviceAccount) }}
+  automountServiceAccountToken: false
+  securityContext:
+    {{- toYaml .Values.podSecurityContext | nindent 4 }}
+  {{- with include "fraudstream.scheduling" . }}{{ . | trim | nindent 2 }}{{ end }}
+  containers:
+    - name: executor
+      securityContext:
+        {{- toYaml .Values.containerSecurityContext | nindent 8 }}
+      volumeMounts:
+        - name: tmp
+          mountPath: /tmp
+        {{- if not (include "fraudstream.checkpointClaim" .) }}
+        - name: checkpoint
+          mountPath: {{ .Values.detector.checkpoint.mountPath }}
+        {{- end }}
+        {{- with include "fraudstream.kafkaCaMount" . }}{{ . | trim | nindent 8 }}{{ end }}
+  volumes:
+    - name: tmp
+      emptyDir: {}
+    {{- if not (include "fraudstream.checkpointClaim" .) }}
+    # No claim: each executor's state is its own and is lost with it (development only).
+    - name: checkpoint
+      emptyDir: {}
+    {{- end }}
+    {{- with include "fraudstream.kafkaCaVolume" . }}{{ . | trim | nindent 4 }}{{ end }}
+{{- end }}

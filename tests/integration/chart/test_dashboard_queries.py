@@ -1,0 +1,202 @@
+"""Every PromQL query of the Grafana dashboard returns data from a real Prometheus (Debian's package) scraping the
+running local stack: Kafka, kube-apiserver, the operator with the example rules, the Spark detector and the
+generator, all on free ports. The chart's alert rules are loaded into the same Prometheus and must evaluate cleanly.
+
+Grafana's variables are substituted the way Grafana would: $__rate_interval by a window of a few scrapes (the
+scrape interval here is 1 s), $namespace by the namespace label the scrape configuration attaches."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sys
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fraudstream_localstack.components import metric_value
+from fraudstream_localstack.kafka import KafkaPorts
+from fraudstream_localstack.kube import KubePorts
+from fraudstream_localstack.layout import ROOT
+from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
+from fraudstream_localstack.stack import LocalStack, StackConfig
+from fraudstream_operator.localstack_component import OperatorComponent
+from tests.kafka_helpers import produce
+from tests.unit.chart.rendering import RULES_FILE, dashboard_exprs
+from tests.unit.chart.test_dashboard import TEST_SUBSTITUTIONS, substitute
+
+pytestmark = pytest.mark.integration
+
+NAMESPACE = TEST_SUBSTITUTIONS["$namespace"]
+QUERY_DEADLINE_S = 180
+
+
+class ModuleService:
+    """`python -m MODULE ARGS` as a stack component, logging into the test's directory; ready when `ready()`."""
+
+    def __init__(self, name: str, module: str, args: Sequence[str], log_dir: Path, ready_url: str = "") -> None:
+        self.name = name
+        self._argv = [sys.executable, "-m", module, *args]
+        self._log = log_dir / f"{name}.log"
+        self._ready_url = ready_url
+        self._proc: ManagedProcess | None = None
+
+    def start(self, stack: LocalStack) -> None:
+        proc = ManagedProcess(self.name, self._argv, self._log, env=stack.env(), cwd=ROOT).start()
+        self._proc = proc
+        if self._ready_url:
+            url = self._ready_url
+
+            def ready() -> bool:
+                if not proc.alive():
+                    return True  # reported with its log below, instead of waiting out the deadline
+                count = metric_value(url, "fraud_batch_duration_seconds_count")
+                return count is not None and count >= 1
+
+            wait_for(ready, 300, f"{self.name} (first micro-batch)", interval_s=1.0)
+            proc.check_alive()
+
+    def stop(self) -> None:
+        if self._proc is not None:
+            self._proc.stop(grace_s=30)
+            self._proc = None
+
+
+class Prometheus:
+    """Debian's prometheus binary on a free port, a temporary TSDB, a 1 s scrape interval."""
+
+    def __init__(self, work_dir: Path, targets: dict[str, str]) -> None:
+        binary = shutil.which("prometheus")
+        assert binary, "the prometheus server is missing: run `make install` (scripts/provision.sh monitoring)"
+        self.port = free_port()
+        config = {
+            "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+            "rule_files": [str(RULES_FILE)],
+            "scrape_configs": [
+                {
+                    "job_name": job,
+                    "static_configs": [{"targets": [target], "labels": {"namespace": NAMESPACE, "pod": job}}],
+                }
+                for job, target in targets.items()
+            ],
+        }
+        config_file = work_dir / "prometheus.yml"
+        config_file.write_text(yaml.safe_dump(config))
+        argv = [
+            binary,
+            f"--config.file={config_file}",
+            f"--storage.tsdb.path={work_dir / 'tsdb'}",
+            f"--web.listen-address=127.0.0.1:{self.port}",
+            "--log.level=warn",
+        ]
+        self._proc = ManagedProcess("prometheus", argv, work_dir / "prometheus.log")
+
+    def start(self) -> Prometheus:
+        self._proc.start()
+
+        def ready() -> bool:
+            if not self._proc.alive():
+                return True
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=2) as resp:
+                return bool(resp.status == 200)
+
+        wait_for(ready, 60, "prometheus", interval_s=0.3)
+        self._proc.check_alive()
+        return self
+
+    def stop(self) -> None:
+        self._proc.stop()
+
+    def api(self, path: str, **params: str) -> Any:
+        query = urllib.parse.urlencode(params)
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/v1/{path}?{query}", timeout=10) as resp:
+            body = json.loads(resp.read())
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def targets_up(self) -> bool:
+        active = self.api("targets")["activeTargets"]
+        return bool(active) and all(t["health"] == "up" for t in active)
+
+    def has_data(self, expr: str) -> bool:
+        """True when `expr` returns at least one series with a number (not NaN) right now."""
+        result = self.api("query", query=expr)["result"]
+        return any(not math.isnan(float(series["value"][1])) for series in result)
+
+
+@pytest.fixture(scope="module")
+def running_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    """The local stack on free ports, with its kubeconfig and logs in a temporary directory."""
+    work = tmp_path_factory.mktemp("stack")
+    detector_port, operator_port = free_port(), free_port()
+    detector_url = f"http://127.0.0.1:{detector_port}/metrics"
+    components = [
+        OperatorComponent(),
+        ModuleService(
+            "detector",
+            "fraudstream_detector",
+            ["--metrics-port", str(detector_port), "--checkpoint-dir", str(work / "checkpoint")],
+            work,
+            ready_url=detector_url,
+        ),
+        ModuleService("generator", "fraudstream_generator", ["--rate", "50", "--payers", "500"], work),
+    ]
+    config = StackConfig(
+        data_dir=work / "data",
+        kafka_ports=KafkaPorts.free(),
+        kube_ports=KubePorts.free(),
+        detector_metrics_port=detector_port,
+        operator_metrics_port=operator_port,
+    )
+    stack = LocalStack(config, components)
+    # LocalStack keeps `make up`'s kubeconfig in .local/; a test must not touch a developer's running stack.
+    stack.kube.kubeconfig = work / "kubeconfig"
+    try:
+        stack.start()
+        yield stack
+    finally:
+        stack.stop()
+
+
+def test_every_dashboard_query_returns_data_from_a_real_prometheus(running_stack: LocalStack, tmp_path: Path) -> None:
+    env = running_stack.env()
+    targets = {
+        "fraudstream-detector": env["DETECTOR_METRICS_URL"].removeprefix("http://").removesuffix("/metrics"),
+        "fraudstream-operator": env["OPERATOR_METRICS_URL"].removeprefix("http://").removesuffix("/metrics"),
+    }
+    # Malformed transactions, so that the DLQ series exist (they appear with the first dead letter).
+    produce(running_stack.kafka_settings, running_stack.config.topics.transactions, [(b"bad", b"not json")] * 3)
+    prometheus = Prometheus(tmp_path, targets).start()
+    try:
+        wait_for(prometheus.targets_up, 30, "both scrape targets up", interval_s=0.5)
+        pending = {substitute(expr): title for title, expr in dashboard_exprs()}
+        assert len(pending) >= 14
+
+        def all_answered() -> bool:
+            for expr in list(pending):
+                if prometheus.has_data(expr):
+                    del pending[expr]
+            return not pending
+
+        try:
+            wait_for(all_answered, QUERY_DEADLINE_S, "every dashboard query returning data", interval_s=1.0)
+        except TimeoutError as exc:
+            missing = "\n".join(f"  [{title}] {expr}" for expr, title in pending.items())
+            raise AssertionError(f"dashboard queries without data after {QUERY_DEADLINE_S}s:\n{missing}") from exc
+
+        groups = prometheus.api("rules")["groups"]
+        rules = [rule for group in groups for rule in group["rules"]]
+        assert len(rules) == sum(len(g["rules"]) for g in yaml.safe_load(RULES_FILE.read_text())["groups"])
+        unhealthy = [(r["name"], r.get("lastError")) for r in rules if r["health"] != "ok"]
+        assert not unhealthy, unhealthy
+        # The stack is healthy: no availability alert fires (the latency SLO depends on this machine's load).
+        firing = {a["labels"]["alertname"] for a in prometheus.api("alerts")["alerts"] if a["state"] == "firing"}
+        assert not firing & {"FraudDetectorDown", "FraudDetectorAbsent", "FraudOperatorDown", "FraudRulesNotReady"}
+    finally:
+        prometheus.stop()

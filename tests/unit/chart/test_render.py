@@ -1,0 +1,319 @@
+"""charts/fraudstream renders as documented in every mode: lint, monitoring objects only with the monitoring API,
+single sources (CRD, operator RBAC, rules, dashboard), selector labels, security settings, and no secret values."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from fraudstream_localstack.layout import ROOT, versions
+from tests.unit.chart.rendering import (
+    CHART,
+    DASHBOARD_FILE,
+    MODES,
+    RULES_FILE,
+    Manifest,
+    Mode,
+    find,
+    helm,
+    kind_set,
+    kube_version,
+    mode,
+    pod_specs,
+    render,
+)
+
+MONITORING_KINDS = {"ServiceMonitor", "PodMonitor", "PrometheusRule"}
+SELECTOR_KEYS = {"app.kubernetes.io/name", "app.kubernetes.io/instance"}
+
+
+def test_every_documented_mode_has_a_values_file() -> None:
+    assert {m.name for m in MODES} >= {
+        "default",
+        "dev-kafka",
+        "spark-application",
+        "watch-namespaces",
+        "kafka-auth",
+        "kind",
+    }
+
+
+@pytest.mark.parametrize("m", MODES, ids=lambda m: m.name)
+def test_helm_lint_strict(m: Mode) -> None:
+    done = helm("lint", "--strict", str(CHART), "-f", str(m.values), "--kube-version", kube_version())
+    assert "0 chart(s) failed" in done.stdout
+
+
+@pytest.mark.parametrize("m", MODES, ids=lambda m: m.name)
+def test_monitoring_objects_render_only_where_the_monitoring_api_exists(m: Mode) -> None:
+    without = render(m)
+    with_api = render(m, monitoring=True)
+    assert not kind_set(without) & MONITORING_KINDS
+    assert kind_set(with_api) >= MONITORING_KINDS
+    # The dashboard is a plain ConfigMap for Grafana's sidecar: there either way.
+    for objects in (without, with_api):
+        dash = find(objects, "ConfigMap", "-dashboard")
+        assert dash["metadata"]["labels"]["grafana_dashboard"] == "1"
+
+
+def test_required_kafka_bootstrap_is_named_in_the_error() -> None:
+    done = helm("template", "x", str(CHART), "--kube-version", kube_version(), check=False)
+    assert done.returncode != 0
+    assert "kafka.bootstrap is required" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("detector.mode=local", "detector/mode"),
+        ("unknownKey=1", "additional properties 'unknownKey' not allowed"),
+        ("detector.executor.instances=0", "detector/executor/instances"),
+        ("kafka.topics.alerts=", "kafka/topics/alerts"),
+    ],
+)
+def test_values_schema_rejects_invalid_values(override: str, message: str) -> None:
+    args = ["template", "x", str(CHART), "--kube-version", kube_version(), "-f", str(mode("default").values)]
+    done = helm(*args, "--set", override, check=False)
+    assert done.returncode != 0
+    assert message in done.stderr
+
+
+def test_chart_crd_is_the_top_level_crd() -> None:
+    chart_crd = CHART / "crds" / "fraudrule.yaml"
+    assert chart_crd.read_bytes() == (ROOT / "crds" / "fraudrule.yaml").read_bytes(), (
+        "charts/fraudstream/crds/fraudrule.yaml drifted from crds/fraudrule.yaml; "
+        "copy it: cp crds/fraudrule.yaml charts/fraudstream/crds/"
+    )
+    assert [p.name for p in (CHART / "crds").iterdir()] == ["fraudrule.yaml"]
+
+
+def _rules(role: Manifest) -> list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]:
+    return sorted(
+        (tuple(r.get("apiGroups", [])), tuple(sorted(r["resources"])), tuple(sorted(r["verbs"]))) for r in role["rules"]
+    )
+
+
+def test_operator_rbac_is_operator_rbac_yaml() -> None:
+    source = [d for d in yaml.safe_load_all((ROOT / "operator" / "rbac.yaml").read_text()) if d]
+    chart = render(mode("default"))
+    assert _rules(find(chart, "ClusterRole", "-operator")) == _rules(find(source, "ClusterRole")), (
+        "the chart's operator ClusterRole drifted from operator/rbac.yaml"
+    )
+    # With the default release name, the chart's names are those of operator/rbac.yaml.
+    assert (
+        find(chart, "ServiceAccount", "-operator")["metadata"]["name"]
+        == find(source, "ServiceAccount")["metadata"]["name"]
+    )
+
+
+def test_operator_is_cluster_wide_by_default_and_namespaced_with_watch_namespaces() -> None:
+    default = render(mode("default"))
+    assert kind_set(default) >= {"ClusterRoleBinding"}
+    assert not [o for o in default if o["kind"] == "RoleBinding" and o["metadata"]["name"].endswith("-operator")]
+
+    scoped = render(mode("watch-namespaces"))
+    bindings = [o for o in scoped if o["kind"] == "RoleBinding" and o["metadata"]["name"].endswith("-operator")]
+    assert sorted(b["metadata"]["namespace"] for b in bindings) == ["fraud-team-a", "fraud-team-b"]
+    assert all(b["roleRef"]["kind"] == "ClusterRole" for b in bindings)
+    assert not [o for o in scoped if o["kind"] == "ClusterRoleBinding"]
+    deployment = find(scoped, "Deployment", "-operator")
+    env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["WATCH_NAMESPACES"] == "fraud-team-a,fraud-team-b"
+
+
+def test_operator_deployment_is_one_replica_recreate_with_liveness_probe() -> None:
+    spec = find(render(mode("default")), "Deployment", "-operator")["spec"]
+    assert spec["replicas"] == 1
+    assert spec["strategy"] == {"type": "Recreate"}
+    container = spec["template"]["spec"]["containers"][0]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "healthz"}
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["OPERATOR_LIVENESS_ENDPOINT"] == "http://0.0.0.0:8080/healthz"
+    assert env["KAFKA_BOOTSTRAP"] == "kafka-0.kafka.example.svc:9092"
+
+
+@pytest.mark.parametrize("m", MODES, ids=lambda m: m.name)
+def test_selectors_use_only_name_and_instance_and_never_overlap(m: Mode) -> None:
+    objects = render(m, monitoring=True)
+    selectors: list[dict[str, str]] = []
+    for obj in objects:
+        if obj["kind"] in ("Deployment", "StatefulSet"):
+            selector = obj["spec"]["selector"]["matchLabels"]
+            labels = obj["spec"]["template"]["metadata"]["labels"]
+            assert selector.items() <= labels.items(), obj["metadata"]["name"]
+            selectors.append(selector)
+        elif obj["kind"] == "Service":
+            selector = obj["spec"]["selector"]
+        elif obj["kind"] in ("ServiceMonitor", "PodMonitor"):
+            selector = obj["spec"]["selector"]["matchLabels"]
+        else:
+            continue
+        assert set(selector) == SELECTOR_KEYS, f"{obj['kind']}/{obj['metadata']['name']}: {selector}"
+    names = [s["app.kubernetes.io/name"] for s in selectors]
+    assert len(names) == len(set(names)), f"two workloads share a selector: {names}"
+
+
+@pytest.mark.parametrize("m", MODES, ids=lambda m: m.name)
+def test_every_pod_runs_non_root_read_only_without_capabilities(m: Mode) -> None:
+    specs = pod_specs(render(m))
+    assert specs
+    for where, spec in specs:
+        pod_sc = spec["securityContext"]
+        assert pod_sc["runAsNonRoot"] is True and pod_sc["runAsUser"] != 0, where
+        assert pod_sc["seccompProfile"] == {"type": "RuntimeDefault"}, where
+        for container in spec["containers"]:
+            sc = container["securityContext"]
+            assert sc["allowPrivilegeEscalation"] is False, where
+            assert sc["readOnlyRootFilesystem"] is True, where
+            assert sc["capabilities"]["drop"] == ["ALL"], where
+            mounts = {v["mountPath"] for v in container.get("volumeMounts", [])}
+            assert "/tmp" in mounts, f"{where}: a read-only root needs a writable /tmp"
+
+
+def test_only_the_operator_and_the_driver_get_an_api_token() -> None:
+    objects = render(mode("dev-kafka"))
+    for where, spec in pod_specs(objects):
+        wants_token = where.endswith("-operator") or where.endswith("-detector")
+        assert spec.get("automountServiceAccountToken", True) is wants_token, where
+
+
+def _env(container: Manifest) -> dict[str, Any]:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
+
+
+def test_kafka_credentials_come_from_the_existing_secret_only() -> None:
+    objects = render(mode("kafka-auth"))
+    assert "Secret" not in kind_set(objects)
+    containers = [c for _, spec in pod_specs(objects) for c in spec["containers"] if "env" in c]
+    assert len(containers) == 2  # the operator and the detector's driver
+    for container in containers:
+        env = _env(container)
+        assert not [k for k, v in env.items() if "PASSWORD" in k and isinstance(v, str)], "a literal password"
+        assert env["KAFKA_CLIENT_SECURITY_PROTOCOL"] == "SASL_SSL"
+        assert env["KAFKA_CLIENT_SASL_MECHANISM"] == "SCRAM-SHA-512"
+        assert env["KAFKA_CLIENT_SASL_USERNAME"] == {
+            "secretKeyRef": {"name": "fraudstream-kafka-credentials", "key": "username"}
+        }
+        assert env["KAFKA_CLIENT_SASL_PASSWORD"] == {
+            "secretKeyRef": {"name": "fraudstream-kafka-credentials", "key": "password"}
+        }
+        assert env["KAFKA_CLIENT_SSL_CA_LOCATION"] == "/etc/fraudstream/kafka-ca/ca.crt"
+        assert "/etc/fraudstream/kafka-ca" in {m["mountPath"] for m in container["volumeMounts"]}
+
+
+def _spark_defaults(objects: list[Manifest]) -> dict[str, str]:
+    text = find(objects, "ConfigMap", "-spark-conf")["data"]["spark-defaults.conf"]
+    pairs = (line.split(" ", 1) for line in text.splitlines() if line.strip())
+    return {key: value for key, value in pairs}
+
+
+def test_detector_deployment_is_a_client_mode_driver_with_its_headless_service() -> None:
+    objects = render(mode("default"))
+    deployment = find(objects, "Deployment", "-detector")
+    assert deployment["spec"]["replicas"] == 1
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    env = _env(container)
+    assert env["SPARK_MASTER"] == "k8s://https://kubernetes.default.svc:443"
+    assert env["SPARK_CONF_DIR"] == "/opt/fraudstream/spark-conf"
+    assert env["PYSPARK_SUBMIT_ARGS"].endswith("pyspark-shell")
+    assert env["DETECTOR_CHECKPOINT_DIR"].startswith("/var/lib/fraudstream/checkpoint")
+    service = find(objects, "Service", "-detector-driver")
+    assert service["spec"]["clusterIP"] == "None"
+    assert service["spec"]["publishNotReadyAddresses"] is True
+
+    conf = _spark_defaults(objects)
+    assert conf["spark.driver.host"] == f"{service['metadata']['name']}.fraudstream.svc"
+    assert conf["spark.driver.port"] == "7078" and conf["spark.blockManager.port"] == "7079"
+    assert conf["spark.kubernetes.namespace"] == "fraudstream"
+    assert conf["spark.kubernetes.authenticate.driver.serviceAccountName"] == pod["serviceAccountName"]
+    assert conf["spark.kubernetes.container.image"] == container["image"]
+    assert conf["spark.executor.instances"] == "2"
+    assert conf["spark.executor.memory"] == "1g"
+    assert conf["spark.kubernetes.executor.podTemplateFile"].startswith(env["SPARK_CONF_DIR"])
+    claim = find(objects, "PersistentVolumeClaim", "-checkpoint")["metadata"]["name"]
+    assert conf["spark.kubernetes.executor.volumes.persistentVolumeClaim.checkpoint.options.claimName"] == claim
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["checkpoint"]["persistentVolumeClaim"]["claimName"] == claim
+    assert volumes["spark-conf"]["configMap"]["name"].endswith("-spark-conf")
+
+
+def test_executor_settings_come_from_values() -> None:
+    args = ["--set", "detector.executor.instances=5", "--set", "detector.executor.memory=3g"]
+    args += ["--set", "detector.sparkConf.spark\\.sql\\.streaming\\.minBatchesToRetain=20"]
+    conf = _spark_defaults(render(mode("default"), extra_args=args))
+    assert conf["spark.executor.instances"] == "5"
+    assert conf["spark.executor.memory"] == "3g"
+    assert conf["spark.sql.streaming.minBatchesToRetain"] == "20"
+
+
+def test_spark_application_mode_renders_the_same_detector_for_the_spark_operator() -> None:
+    objects = render(mode("spark-application"))
+    assert not [o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-detector")]
+    app = find(objects, "SparkApplication", "-detector")
+    assert app["apiVersion"] == "spark.apache.org/v1"
+    spec = app["spec"]
+    assert spec["pyFiles"] == "local:///opt/fraudstream/detector.py"
+    assert spec["runtimeVersions"]["sparkVersion"] == versions()["SPARK_VERSION"]
+    assert all(isinstance(v, str) for v in spec["sparkConf"].values()), "sparkConf values must be strings"
+    assert spec["sparkConf"]["spark.kubernetes.authenticate.driver.serviceAccountName"].endswith("-detector")
+    claim = spec["sparkConf"]["spark.kubernetes.driver.volumes.persistentVolumeClaim.checkpoint.options.claimName"]
+    assert claim == find(objects, "PersistentVolumeClaim", "-checkpoint")["metadata"]["name"]
+    driver = spec["driverSpec"]["podTemplateSpec"]
+    assert driver["metadata"]["labels"]["app.kubernetes.io/name"] == "fraudstream-detector"
+    env = _env(driver["spec"]["containers"][0])
+    assert env["SPARK_MASTER"].startswith("k8s://")
+    assert spec["executorSpec"]["podTemplateSpec"]["spec"]["automountServiceAccountToken"] is False
+
+
+def test_spark_version_default_is_the_pinned_spark() -> None:
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert values["detector"]["sparkApplication"]["sparkVersion"] == versions()["SPARK_VERSION"]
+
+
+def test_dev_kafka_mode_points_every_component_at_the_release_broker() -> None:
+    objects = render(mode("dev-kafka"))
+    broker = find(objects, "StatefulSet", "-kafka")
+    assert broker["spec"]["replicas"] == 1
+    bootstrap = f"{find(objects, 'Service', '-kafka')['metadata']['name']}.fraudstream.svc:9092"
+    for name in ("-operator", "-detector", "-generator"):
+        container = find(objects, "Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+        assert _env(container)["KAFKA_BOOTSTRAP"] == bootstrap, name
+    script = find(objects, "ConfigMap", "-kafka")["data"]["start.sh"]
+    assert script == (CHART / "files" / "kafka-dev-start.sh").read_text()
+
+
+def test_generator_is_optional() -> None:
+    assert not [o for o in render(mode("default")) if o["metadata"]["name"].endswith("-generator")]
+    generator = find(render(mode("dev-kafka")), "Deployment", "-generator")
+    args = generator["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[:3] == ["python", "-m", "fraudstream_generator"]
+
+
+def test_prometheus_rule_is_the_rules_file_and_monitors_set_the_rules_job_labels() -> None:
+    objects = render(mode("default"), monitoring=True)
+    rule = find(objects, "PrometheusRule", "")
+    assert rule["spec"] == yaml.safe_load(RULES_FILE.read_text())
+    jobs = set()
+    for kind, key in (("ServiceMonitor", "endpoints"), ("PodMonitor", "podMetricsEndpoints")):
+        for endpoint in find(objects, kind, "")["spec"][key]:
+            assert endpoint["port"] == "metrics"
+            jobs |= {r["replacement"] for r in endpoint["relabelings"] if r["targetLabel"] == "job"}
+    assert jobs == {"fraudstream-operator", "fraudstream-detector"}
+    rules_text = RULES_FILE.read_text()
+    assert all(f'job="{job}"' in rules_text for job in jobs)
+
+
+def test_monitoring_labels_reach_monitors_and_rules() -> None:
+    objects = render(mode("kind"), monitoring=True)
+    for kind in MONITORING_KINDS:
+        assert find(objects, kind, "")["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+
+
+def test_dashboard_configmap_is_the_dashboard_file() -> None:
+    dash = find(render(mode("default")), "ConfigMap", "-dashboard")
+    assert json.loads(dash["data"]["fraudstream.json"]) == json.loads(DASHBOARD_FILE.read_text())
