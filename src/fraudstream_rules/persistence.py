@@ -11,69 +11,25 @@ flush costs O(new events), not O(window). Segments wholly below the eviction flo
 Contracts:
 - `restore(head, segments)` rebuilds exactly the live window that was flushed: the same events (those at
   or above the floor) in the same order (event time, then insertion order), the same maximum and floor.
-- The head names its segments oldest first; segment payloads are plain pickled rows (data and Decimals
-  only, checked on load).
+- The head names its segments oldest first; segment payloads are `event_codec` payloads.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Final
 
-from .aggregates import MISSING, StoredEvent
+from .aggregates import StoredEvent
+from .event_codec import decode_events, encode_events
 from .exceptions import CorruptStateError
 from .windows import GroupWindow
 
+__all__ = ["FlushPlan", "GroupHead", "SegmentRef", "decode_events", "encode_events", "plan_flush", "restore"]
+
 _FORMAT: Final = 1
 INLINE_MAX_EVENTS: Final = 64
-
-
-class _PlainUnpickler(pickle.Unpickler):
-    """Unpickles plain data and Decimals only: state bytes never construct anything else."""
-
-    def find_class(self, module: str, name: str) -> type:
-        if (module, name) == ("decimal", "Decimal"):
-            return Decimal
-        raise pickle.UnpicklingError(f"group state may not reference {module}.{name}")
-
-
-def encode_events(field_names: tuple[str, ...], events: Sequence[StoredEvent]) -> bytes:
-    """Serialize events projected on `field_names` (MISSING kept distinct from JSON null)."""
-    rows = []
-    for event in events:
-        missing_mask = 0
-        values: list[object] = []
-        for position, value in enumerate(event.values):
-            if value is MISSING:
-                missing_mask |= 1 << position
-                values.append(None)
-            else:
-                values.append(value)
-        rows.append((*event[:5], missing_mask, *values))
-    return pickle.dumps((_FORMAT, field_names, rows), protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def decode_events(data: bytes) -> tuple[tuple[str, ...], list[StoredEvent]]:
-    """The inverse of `encode_events`; raises CorruptStateError for anything else."""
-    try:
-        version, field_names, rows = _PlainUnpickler(io.BytesIO(data)).load()
-        if version != _FORMAT:
-            raise CorruptStateError(f"unknown event segment format {version!r}")
-        events = []
-        for row in rows:
-            mask = row[5]
-            values = tuple(MISSING if mask >> position & 1 else value for position, value in enumerate(row[6:]))
-            events.append(StoredEvent(row[0], row[1], row[2], row[3], row[4], values))
-        return tuple(field_names), events
-    except CorruptStateError:
-        raise
-    except Exception as exc:
-        raise CorruptStateError(f"unreadable event segment: {exc}") from exc
 
 
 @dataclass(frozen=True)

@@ -15,28 +15,16 @@ Contracts:
 
 from __future__ import annotations
 
-import io
-import pickle
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping
 from typing import Final
 
 from .aggregates import MISSING, StoredEvent, WindowAggregate, WindowAggregator, WindowSpec
+from .event_codec import decode_events, encode_events, plain_dumps, plain_loads
 from .exceptions import CorruptStateError
 
-_FORMAT: Final = 1
+_FORMAT: Final = 2
 _COMPACT_AFTER: Final = 256
-
-
-class _StateUnpickler(pickle.Unpickler):
-    """Unpickles plain data and Decimals only: state bytes never construct anything else."""
-
-    def find_class(self, module: str, name: str) -> type:
-        if (module, name) == ("decimal", "Decimal"):
-            from decimal import Decimal
-
-            return Decimal
-        raise pickle.UnpicklingError(f"group state may not reference {module}.{name}")
 
 
 class GroupWindow:
@@ -177,40 +165,19 @@ class GroupWindow:
         self._head = head
 
     def to_bytes(self) -> bytes:
-        rows = []
-        for event in self.events():
-            missing_mask = 0
-            values: list[object] = []
-            for position, value in enumerate(event.values):
-                if value is MISSING:
-                    missing_mask |= 1 << position
-                    values.append(None)
-                else:
-                    values.append(value)
-            rows.append((*event[:5], missing_mask, *values))
-        state = (_FORMAT, self._field_names, self._max_ms, self._floor_ms, rows)
-        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+        return plain_dumps(
+            (_FORMAT, self._max_ms, self._floor_ms, encode_events(self._field_names, list(self.events())))
+        )
 
     @classmethod
     def from_bytes(cls, data: bytes) -> GroupWindow:
         try:
-            state = _StateUnpickler(io.BytesIO(data)).load()
-            version, field_names, max_ms, floor_ms, rows = state
-            if version != _FORMAT:
-                raise CorruptStateError(f"unknown group state format {version!r}")
-            window = cls(tuple(field_names))
-            for row in rows:
-                missing_mask = row[5]
-                values = tuple(
-                    MISSING if missing_mask >> position & 1 else value for position, value in enumerate(row[6:])
-                )
-                time_ms, ingest_ts_ms, partition, offset, rule_seq = row[:5]
-                window._events.append(StoredEvent(time_ms, ingest_ts_ms, partition, offset, rule_seq, values))
-                window._times.append(row[0])
+            version, max_ms, floor_ms, payload = plain_loads(data)
         except CorruptStateError:
             raise
         except Exception as exc:
             raise CorruptStateError(f"unreadable group state: {exc}") from exc
-        window._max_ms = max_ms
-        window._floor_ms = floor_ms
-        return window
+        if version != _FORMAT:
+            raise CorruptStateError(f"unknown group state format {version!r}")
+        field_names, events = decode_events(payload)
+        return cls.restore(field_names, events, max_ms, floor_ms)
