@@ -27,6 +27,7 @@ KINDS: tuple[tuple[str, str | None, str, str], ...] = (
 )
 # paymentType has two values, so each of its groups sees half the traffic: limits scale with that.
 PAYMENT_TYPE_LIMITS = {"SUM": "1000000000", "MAX": "250000", "COUNT": "10000000", "AVG": "20000", "MIN": "60000"}
+HOT_ACCOUNT_SUM_LIMIT = "1000000000"
 COUNT_FILTER = {"field": "paymentAmount", "operator": "GREATER_EQUAL", "value": "50000"}
 WINDOWS_MIN = (5, 60, 1440, 10080, 43200)
 
@@ -48,6 +49,10 @@ def rule_manifests(count: int, namespace: str = "default") -> list[dict[str, Any
             spec["aggregateFieldName"] = field
         if "paymentType" in keys and keys != ["payerId", "paymentType"]:
             spec["limit"] = PAYMENT_TYPE_LIMITS[agg]
+        elif agg == "SUM" and keys != ["payerId", "beneficiaryId"]:
+            # Zipf makes the busiest payers and beneficiaries move millions a day: a burst-sized SUM limit would
+            # fire on every one of their payments. Only the pair's sum is burst-sized.
+            spec["limit"] = HOT_ACCOUNT_SUM_LIMIT
         filters = [COUNT_FILTER] if agg == "COUNT" else []
         if i % 7 == 3:
             filters.append({"field": "paymentType", "operator": "EQUAL", "value": "CRD"})
