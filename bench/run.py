@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         kube_ports=KubePorts.free(),
         detector_metrics_port=metrics_port,
         operator_metrics_port=free_port(),
+        kubeconfig=work / "kubeconfig",
     )
     rules_dir = write_manifests(work / "rules", args.rules)
     det = detector(metrics_port, work / "checkpoint", args.detector_arg, log_dir=work)

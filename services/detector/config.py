@@ -23,6 +23,7 @@ class DetectorConfig:
     max_offsets_per_trigger: int | None
     metrics_port: int
     master: str
+    sweep_interval_ms: int = 600_000
 
     @property
     def buckets(self) -> int:
@@ -45,6 +46,7 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
     opt("--max-offsets-per-trigger", "DETECTOR_MAX_OFFSETS_PER_TRIGGER", "0", "cap per batch, 0 = none", type=int)
     opt("--metrics-port", "DETECTOR_METRICS_PORT", "9108", "Prometheus port", type=int)
     opt("--master", "SPARK_MASTER", "local[2]", "Spark master")
+    opt("--sweep-interval-ms", "DETECTOR_SWEEP_INTERVAL_MS", "600000", "idle key-group sweep period", type=int)
     args = p.parse_args(argv)
     return DetectorConfig(
         kafka=KafkaSettings.from_env(env),
@@ -57,4 +59,5 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         max_offsets_per_trigger=args.max_offsets_per_trigger or None,
         metrics_port=args.metrics_port,
         master=args.master,
+        sweep_interval_ms=args.sweep_interval_ms,
     )

@@ -33,7 +33,6 @@ class BucketCache:
     detector: Detector
     windows: OrderedDict[str, tuple[GroupWindow, GroupHead | None]] = field(default_factory=OrderedDict)
     base_generation: int = 0
-    known: set[str] | None = None  # every group key in the store: a key outside it needs no lookup
 
 
 _CACHE: dict[int, BucketCache] = {}
@@ -75,12 +74,6 @@ class CachedGroupStore:
         if group_key in windows:
             windows.move_to_end(group_key)
             return windows[group_key][0]
-        if self._cache.known is None:
-            # One streaming pass over the keys when a cache starts, instead of one failed lookup per new group.
-            keys = self._heads.keys()  # MapState, not a dict: keys() is its streaming key iterator
-            self._cache.known = {key[0] for key in keys} if self._heads.exists() else set()
-        if group_key not in self._cache.known:
-            return None
         stored = self._heads.getValue((group_key,))
         if stored is None:
             return None
@@ -98,8 +91,6 @@ class CachedGroupStore:
         windows = self._cache.windows
         head = windows[group_key][1] if group_key in windows else None
         windows[group_key] = (window, head)
-        if self._cache.known is not None:
-            self._cache.known.add(group_key)
         self._deleted.discard(group_key)
         self._dirty.add(group_key)
 
@@ -110,8 +101,6 @@ class CachedGroupStore:
             for ref in entry[1].segments:
                 self._segments.removeKey((group_key, ref.seq))
             self._heads.removeKey((group_key,))
-        if self._cache.known is not None:
-            self._cache.known.discard(group_key)
         self._deleted.add(group_key)
         self._dirty.discard(group_key)
 

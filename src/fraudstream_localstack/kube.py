@@ -143,6 +143,7 @@ class KubeControlPlane:
             ],
             "current-context": "fraudstream-local",
         }
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(config, indent=2))
         return path
 

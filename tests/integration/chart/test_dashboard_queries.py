@@ -153,10 +153,9 @@ def running_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSta
         kube_ports=KubePorts.free(),
         detector_metrics_port=detector_port,
         operator_metrics_port=operator_port,
+        kubeconfig=work / "kubeconfig",  # never `make up`'s .local/kubeconfig: a developer's stack may be running
     )
     stack = LocalStack(config, components)
-    # LocalStack keeps `make up`'s kubeconfig in .local/; a test must not touch a developer's running stack.
-    stack.kube.kubeconfig = work / "kubeconfig"
     try:
         stack.start()
         yield stack

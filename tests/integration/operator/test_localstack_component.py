@@ -26,6 +26,7 @@ def test_the_stack_runs_the_operator_and_every_example_rule_gets_ready(tmp_path:
         kube_ports=KubePorts.free(),
         topics=unique_topics,
         operator_metrics_port=free_port(),
+        kubeconfig=tmp_path / "kubeconfig",
     )
     component = OperatorComponent()
     stack = LocalStack(config, [component])

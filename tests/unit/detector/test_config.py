@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from fraudstream_detector.config import parse_config
+
+
+def test_defaults_work_locally() -> None:
+    cfg = parse_config([], env={})
+    assert (cfg.kafka.bootstrap, cfg.topics.transactions, cfg.topics.dlq) == (
+        "127.0.0.1:9092",
+        "transactions",
+        "transactions.dlq",
+    )
+    assert (cfg.lateness_ms, cfg.shuffle_partitions, cfg.buckets, cfg.metrics_port) == (60_000, 2, 2, 9108)
+    assert (cfg.starting_offsets, cfg.max_offsets_per_trigger, cfg.sweep_interval_ms) == ("latest", None, 600_000)
+
+
+def test_flags_override_environment_which_overrides_defaults() -> None:
+    env = {"DETECTOR_LATENESS_MS": "5000", "DETECTOR_SHUFFLE_PARTITIONS": "4", "KAFKA_BOOTSTRAP": "k:1",
+           "ALERTS_TOPIC": "a2", "KAFKA_CLIENT_SECURITY_PROTOCOL": "SSL"}  # fmt: skip
+    cfg = parse_config(
+        ["--lateness-ms", "7000", "--checkpoint-dir", "/tmp/ck", "--max-offsets-per-trigger", "500"], env
+    )
+    assert (cfg.lateness_ms, cfg.shuffle_partitions, cfg.checkpoint_dir) == (7_000, 4, Path("/tmp/ck"))
+    assert (cfg.kafka.bootstrap, cfg.topics.alerts, cfg.max_offsets_per_trigger) == ("k:1", "a2", 500)
+    assert cfg.kafka.spark_options()["kafka.security.protocol"] == "SSL"
