@@ -108,7 +108,11 @@ class KafkaBroker:
             self._proc.check_alive()
             return port_open(self.ports.broker) and len(admin.list_topics(timeout=2).brokers) > 0
 
-        wait_for(ready, timeout_s, f"kafka at {self.bootstrap}", interval_s=0.5)
+        try:
+            wait_for(ready, timeout_s, f"kafka at {self.bootstrap}", interval_s=0.5)
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def stop(self) -> None:

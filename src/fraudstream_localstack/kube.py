@@ -205,8 +205,12 @@ class KubeControlPlane:
             self._apiserver.check_alive()
             return self._readyz()
 
-        wait_for(ready, timeout_s, f"kube-apiserver at {self.server}", interval_s=0.5)
-        self.write_kubeconfig(self.kubeconfig, self.admin_token)
+        try:
+            wait_for(ready, timeout_s, f"kube-apiserver at {self.server}", interval_s=0.5)
+            self.write_kubeconfig(self.kubeconfig, self.admin_token)
+        except BaseException:
+            self.stop()  # a half-started control plane must not outlive the failure
+            raise
         return self
 
     def stop(self) -> None:
