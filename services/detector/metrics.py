@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
-LATENCY_BUCKETS_S = (0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0)
+LATENCY_BUCKETS_S = (0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0)
 
 ALERT_LATENCY = Histogram(
     "fraud_alert_latency_seconds",
@@ -18,7 +18,7 @@ ACTIVE_RULES = Gauge("fraud_active_rules", "ACTIVE rules in the detector's rule 
 BATCH_DURATION = Histogram(
     "fraud_batch_duration_seconds",
     "Micro-batch trigger execution time",
-    buckets=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0, 30.0),
+    buckets=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0),
 )
 BATCH_PHASE = Gauge("fraud_batch_phase_seconds", "Duration of each phase of the last micro-batch", ["phase"])
 INPUT_ROWS = Counter("fraud_input_rows", "Kafka records read (transactions and rule messages)")
