@@ -111,13 +111,22 @@ def _write_env(stack: LocalStack) -> None:
 def run(components: list[Component]) -> int:
     """Foreground: start everything, print where things are, block until SIGINT/SIGTERM, stop everything."""
     stop = threading.Event()
+    started = threading.Event()
+
+    def on_signal(*_: object) -> None:
+        # While starting, abort the start (stack.start() stops what it started); once up, leave the wait loop.
+        if not started.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, on_signal)
     STACK_ENV.unlink(missing_ok=True)
     stack = LocalStack(StackConfig(), components)
     print("fraudstream: starting Kafka, etcd, kube-apiserver ...", flush=True)
     try:
         stack.start()
+        started.set()
         _write_env(stack)
         env = stack.env()
         topics = ", ".join(stack.config.topics.as_env().values())
@@ -133,6 +142,8 @@ def run(components: list[Component]) -> int:
         )
         while not stop.wait(1.0):
             pass
+    except KeyboardInterrupt:
+        print("fraudstream: interrupted while starting", flush=True)
     finally:
         print("fraudstream: stopping ...", flush=True)
         STACK_ENV.unlink(missing_ok=True)
