@@ -164,8 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(args.warmup_s)  # the load itself sets the pace here; nothing is being waited for
         start_ms = time.time() * 1000
         tx_start = end_offsets(bootstrap, config.topics.transactions)
-        hist_start = parse_histogram(scrape(det_url), "fraud_alert_latency_seconds")
-        batches_start = parse_histogram(scrape(det_url), "fraud_batch_duration_seconds")
+        metrics_start = scrape(det_url)  # one scrape: both histograms describe the same instant
+        hist_start = parse_histogram(metrics_start, "fraud_alert_latency_seconds")
+        batches_start = parse_histogram(metrics_start, "fraud_batch_duration_seconds")
         time.sleep(args.duration_s)
         end_ms = time.time() * 1000
         tx_end = end_offsets(bootstrap, config.topics.transactions)
@@ -174,8 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not any(ts >= end_ms - 1 for _, ts in clock.samples[-50:]):
             time.sleep(0.5)
-        hist_end = parse_histogram(scrape(det_url), "fraud_alert_latency_seconds")
-        batches_end = parse_histogram(scrape(det_url), "fraud_batch_duration_seconds")
+        metrics_end = scrape(det_url)
+        hist_end = parse_histogram(metrics_end, "fraud_alert_latency_seconds")
+        batches_end = parse_histogram(metrics_end, "fraud_batch_duration_seconds")
     finally:
         clock.stop()
         stack.stop()

@@ -7,7 +7,6 @@ a replayed alert keeps its alertId). Alert latency is measured at the broker's a
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -18,8 +17,6 @@ from fraudstream_kafka.settings import ConfigValue, KafkaSettings, Topics
 
 from . import metrics
 from .records import OutputKind
-
-log = logging.getLogger(__name__)
 
 
 class DeliveryError(RuntimeError):
