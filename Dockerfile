@@ -4,9 +4,10 @@
 #       docker build -t fraudstream:dev .
 #   target kafka: the single-node KRaft broker of the chart's kafka.dev.enabled (development only)
 #       docker build --target kafka -t fraudstream-kafka:dev .
-# Python packages come from pyproject.toml (`pip install .`), the Spark Kafka connector and the Kafka broker jars
-# from scripts/provision.sh with versions.env, exactly as on a developer machine. `make kind-deploy` passes the
-# base images from versions.env; the defaults below equal them (tests/unit/chart/test_dockerfile.py checks).
+# Python packages come from pyproject.toml (`pip install .`); the Spark Kafka connector, the Kafka broker jars and
+# the JVM evaluator (services/evaluator) from scripts/provision.sh with versions.env, exactly as on a
+# developer machine. `make kind-deploy` passes the base images from versions.env; the defaults below equal them
+# (tests/unit/chart/test_dockerfile.py checks).
 # Spark runs from pyspark's own distribution (bin/ and jars/ of the pip package) on Debian's Java 17 runtime: the
 # equivalent of the official Spark Python image, with the project's Python version.
 
@@ -43,7 +44,18 @@ COPY src/ src/
 COPY operator/ operator/
 COPY services/ services/
 RUN /opt/venv/bin/pip install --no-cache-dir . \
-    && /opt/venv/bin/pip check
+    && /opt/venv/bin/pip check \
+    && cp -r "$(/opt/venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars" /opt/pyspark-jars
+
+# ---- evaluator: the JVM evaluator's jar, compiled against the Spark jars of the very pyspark the image runs.
+FROM ${MAVEN_IMAGE} AS evaluator
+WORKDIR /src
+COPY versions.env ./
+COPY scripts/provision.sh scripts/maven-settings.xml scripts/
+COPY --from=jars /src/.cache/ .cache/
+COPY --from=build /opt/pyspark-jars/ /opt/pyspark-jars/
+COPY services/evaluator/ services/evaluator/
+RUN PYSPARK_JARS_DIR=/opt/pyspark-jars scripts/provision.sh evaluator
 
 # ---- kafka: the development broker. The chart mounts its own copy of the start script; this one serves `docker run`.
 FROM base AS kafka
@@ -62,6 +74,7 @@ COPY --from=build /opt/venv /opt/venv
 # SPARK_HOME is pyspark's package directory (bin/spark-submit, jars/), wherever the Python version puts it.
 RUN ln -s "$(/opt/venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')" /opt/spark
 COPY --from=jars /src/.cache/spark-jars/ /opt/fraudstream/spark-jars/
+COPY --from=evaluator /src/.cache/evaluator/fraudstream-evaluator.jar /opt/fraudstream/evaluator/
 COPY --chmod=0755 <<'EOF' /opt/fraudstream/entrypoint.sh
 #!/bin/bash
 # The fraudstream image's entrypoint. Spark on Kubernetes starts executor pods with the argument `executor` (and the
@@ -109,6 +122,7 @@ EOF
 ENV PATH=/opt/venv/bin:$PATH \
     SPARK_HOME=/opt/spark \
     FRAUDSTREAM_SPARK_JARS=/opt/fraudstream/spark-jars \
+    FRAUDSTREAM_EVALUATOR_JAR=/opt/fraudstream/evaluator/fraudstream-evaluator.jar \
     PYSPARK_PYTHON=/opt/venv/bin/python \
     PYSPARK_DRIVER_PYTHON=/opt/venv/bin/python
 USER 185:185

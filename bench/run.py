@@ -56,11 +56,13 @@ class AlertClock:
         )
         consumer.subscribe([topic], on_assign=lambda c, parts: ready.set())
         try:
+            # One message per poll, stamped the moment it is handed over: consume(n, timeout) would hold the first
+            # alert of a batch until the batch filled or the timeout passed, and add that wait to its latency.
             while not self._stop.is_set():
-                for msg in consumer.consume(500, 0.05):
-                    if msg.error() is None:
-                        received_ms = time.time() * 1000
-                        self.samples.append((received_ms, int(json.loads(msg.value())["transactionTimestamp"])))
+                msg = consumer.poll(0.05)
+                if msg is not None and msg.error() is None:
+                    received_ms = time.time() * 1000
+                    self.samples.append((received_ms, int(json.loads(msg.value())["transactionTimestamp"])))
         finally:
             consumer.close()
 

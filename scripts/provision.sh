@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs fraudstream's local toolchain into the checkout, idempotently.
-#   scripts/provision.sh [python|kafka|spark-jars|k8s|all]...
+#   scripts/provision.sh [python|kafka|spark-jars|evaluator|k8s|all]...
 # Everything lands under .cache/ (binaries, jars, stamps) and .venv/; versions come from versions.env only.
 # A step whose stamp matches its pinned versions is skipped, so a second run costs seconds.
 set -euo pipefail
@@ -160,6 +160,31 @@ monitoring_crds() {
 }
 # ---- end of issue #6 steps ----------------------------------------------------------------------------------------
 
+# evaluator: the JVM evaluator (services/evaluator), compiled with javac against the Spark jars pyspark ships
+# (Maven Central has no spark-sql 4.3.0 to resolve) and the Kafka connector jars, into .cache/evaluator/.
+evaluator() {
+  local src="$ROOT/services/evaluator/src/main/java" out="$CACHE/evaluator" key
+  # PYSPARK_JARS_DIR (the image build) names pyspark's jars directly instead of the checkout's .venv.
+  local pyspark_jars=${PYSPARK_JARS_DIR:-}
+  if [ -z "$pyspark_jars" ]; then
+    python_env
+    pyspark_jars=$(.venv/bin/python -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).parent / "jars")')
+  fi
+  spark_jars
+  key="$(cd "$src" && find . -name '*.java' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)-$SPARK_VERSION"
+  if stamped evaluator "$key" && [ -f "$out/fraudstream-evaluator.jar" ]; then return; fi
+  log "evaluator: compiling the JVM evaluator"
+  local classes="$CACHE/build/evaluator-classes"
+  rm -rf "$classes" "$out.tmp"
+  mkdir -p "$classes" "$out.tmp"
+  find "$src" -name '*.java' >"$CACHE/build/evaluator-sources.txt"
+  javac -nowarn -encoding UTF-8 --release 17 -d "$classes" -cp "$pyspark_jars/*:$CACHE/spark-jars/*" \
+    @"$CACHE/build/evaluator-sources.txt" || die "javac failed on the JVM evaluator (errors above)"
+  jar --create --file "$out.tmp/fraudstream-evaluator.jar" -C "$classes" . || die "jar failed"
+  rm -rf "$out"; mv "$out.tmp" "$out"
+  stamp evaluator "$key"
+}
+
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(all)
 for s in "${steps[@]}"; do
@@ -170,7 +195,8 @@ for s in "${steps[@]}"; do
     k8s) k8s ;;
     monitoring) monitoring ;;
     monitoring-crds) monitoring_crds ;;
-    all) python_env; kafka; spark_jars; k8s ;;
-    *) die "unknown step '$s' (python|kafka|spark-jars|k8s|all)" ;;
+    evaluator) evaluator ;;
+    all) python_env; kafka; spark_jars; evaluator; k8s ;;
+    *) die "unknown step '$s' (python|kafka|spark-jars|evaluator|k8s|all)" ;;
   esac
 done

@@ -61,7 +61,7 @@ def unique_topics(request: pytest.FixtureRequest) -> Topics:
 def spark() -> Iterator[object]:
     from fraudstream_detector.session import build_session
 
-    session = build_session("fraudstream-tests")
+    session = build_session("fraudstream-tests", master="local[8]")  # Real-time Mode runs every stage at once
     try:
         yield session
     finally:

@@ -14,6 +14,7 @@ from fraudstream_kafka.topics import contract_topics, ensure_topics
 
 from .config import parse_config
 from .job import ProgressMetrics, build_query
+from .jvm_evaluator import MetricsBridge, build_jvm_query
 from .session import build_session
 from .sink import BatchSink
 
@@ -29,15 +30,17 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(sig, lambda *_: stop.set())
     start_http_server(cfg.metrics_port)
     ensure_topics(cfg.kafka, contract_topics(cfg.topics))
-    spark = build_session("fraudstream-detector", cfg.master, cfg.shuffle_partitions)
-    spark.streams.addListener(ProgressMetrics())
-    sink = BatchSink(cfg.kafka, cfg.topics)
+    conf = {"spark.driver.memory": cfg.driver_memory} if cfg.driver_memory else {}
+    spark = build_session("fraudstream-detector", cfg.master, cfg.shuffle_partitions, conf)
+    spark.streams.addListener(ProgressMetrics(count_input_rows=cfg.evaluator == "python"))
+    bridge = MetricsBridge(spark, cfg).start() if cfg.evaluator == "jvm" else None
+    sink = BatchSink(cfg.kafka, cfg.topics) if cfg.evaluator == "python" else None
     backoff_s = 1.0
     try:
         while not stop.is_set():
-            query = build_query(spark, cfg, sink)
+            query = build_jvm_query(spark, cfg) if sink is None else build_query(spark, cfg, sink)
             started = time.monotonic()
-            log.info("detector query started (checkpoint %s)", cfg.checkpoint_dir)
+            log.info("detector query started (%s evaluator, checkpoint %s)", cfg.evaluator, cfg.checkpoint_dir)
             while query.isActive and not stop.wait(0.5):
                 pass
             if stop.is_set():
@@ -51,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
             stop.wait(backoff_s)
             backoff_s = min(backoff_s * 2, 30.0)
     finally:
+        if bridge is not None:
+            bridge.stop()
         spark.stop()
     log.info("detector stopped")
     return 0

@@ -10,6 +10,10 @@ from pathlib import Path
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 
+EVALUATORS = ("jvm", "python")
+# Real-time Mode runs every stage at once: a slot per transactions partition, the rules partition and each bucket.
+DEFAULT_MASTERS = {"jvm": "local[8]", "python": "local[2]"}
+
 
 @dataclass(frozen=True)
 class DetectorConfig:
@@ -24,6 +28,9 @@ class DetectorConfig:
     metrics_port: int
     master: str
     sweep_interval_ms: int = 600_000
+    evaluator: str = "jvm"
+    checkpoint_interval: str = "5 minutes"
+    driver_memory: str = ""
 
     @property
     def buckets(self) -> int:
@@ -45,7 +52,31 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
     opt("--starting-offsets", "DETECTOR_STARTING_OFFSETS", "latest", "transactions start without checkpoint")
     opt("--max-offsets-per-trigger", "DETECTOR_MAX_OFFSETS_PER_TRIGGER", "0", "cap per batch, 0 = none", type=int)
     opt("--metrics-port", "DETECTOR_METRICS_PORT", "9108", "Prometheus port", type=int)
-    opt("--master", "SPARK_MASTER", "local[2]", "Spark master")
+    p.add_argument(
+        "--evaluator",
+        choices=EVALUATORS,
+        default=env.get("DETECTOR_EVALUATOR", "jvm"),
+        help="jvm: the JVM evaluator under Real-time Mode; python: the PySpark micro-batch evaluator "
+        "(env DETECTOR_EVALUATOR, default 'jvm')",
+    )
+    opt(
+        "--checkpoint-interval",
+        "DETECTOR_CHECKPOINT_INTERVAL",
+        "5 minutes",
+        "jvm evaluator: how often Real-time Mode checkpoints progress and state",
+    )
+    opt(
+        "--driver-memory",
+        "DETECTOR_DRIVER_MEMORY",
+        "",
+        "JVM heap of the Spark driver, e.g. 4g; empty keeps spark.driver.memory from spark-defaults.conf (1g)",
+    )
+    opt(
+        "--master",
+        "SPARK_MASTER",
+        "",
+        "Spark master (default local[8] for jvm: a task slot per stage; local[2] for python)",
+    )
     opt("--sweep-interval-ms", "DETECTOR_SWEEP_INTERVAL_MS", "600000", "idle key-group sweep period", type=int)
     args = p.parse_args(argv)
     return DetectorConfig(
@@ -58,6 +89,9 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         starting_offsets=args.starting_offsets,
         max_offsets_per_trigger=args.max_offsets_per_trigger or None,
         metrics_port=args.metrics_port,
-        master=args.master,
+        master=args.master or DEFAULT_MASTERS[args.evaluator],
         sweep_interval_ms=args.sweep_interval_ms,
+        evaluator=args.evaluator,
+        checkpoint_interval=args.checkpoint_interval,
+        driver_memory=args.driver_memory,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.listener import StreamingQueryListener
@@ -14,6 +16,7 @@ from .records import RecordKind
 from .sink import BatchSink
 
 QUERY_NAME = "fraudstream-detector"
+log = logging.getLogger(__name__)
 
 
 def _kafka_records(spark: SparkSession, cfg: DetectorConfig, topic: str, kind: RecordKind, start: str) -> DataFrame:
@@ -61,7 +64,11 @@ def build_query(spark: SparkSession, cfg: DetectorConfig, sink: BatchSink) -> St
 
 
 class ProgressMetrics(StreamingQueryListener):
-    """Exports each micro-batch's duration and its phases."""
+    """Exports each micro-batch's duration and its phases (and, unless `count_input_rows` is False because
+    another source counts them, the input rows)."""
+
+    def __init__(self, count_input_rows: bool = True) -> None:
+        self.count_input_rows = count_input_rows
 
     def onQueryStarted(self, event: object) -> None:
         pass
@@ -73,8 +80,17 @@ class ProgressMetrics(StreamingQueryListener):
             metrics.BATCH_DURATION.observe(durations["triggerExecution"] / 1000)
         for phase, ms in durations.items():
             metrics.BATCH_PHASE.labels(phase=phase).set(ms / 1000)
-        metrics.INPUT_ROWS.inc(progress.numInputRows)
+        if self.count_input_rows:
+            metrics.INPUT_ROWS.inc(progress.numInputRows)
         operators = progress.stateOperators
+        metrics.BATCH_PHASE.labels(phase="stateCommit").set(sum(op.commitTimeMs for op in operators) / 1000)
+        log.info(
+            "batch %s: %s rows, durations %s, state %s",
+            progress.batchId,
+            progress.numInputRows,
+            dict(durations),
+            [(op.numRowsTotal, op.commitTimeMs, dict(op.customMetrics)) for op in operators],
+        )
         metrics.STATE_ROWS.set(sum(op.numRowsTotal for op in operators))
         metrics.STATE_MEMORY.set(sum(op.memoryUsedBytes for op in operators))
 

@@ -39,19 +39,31 @@ def connector_jars(jar_dir: Path | None = None) -> list[Path]:
     return [j for j in jars if _artifact(j) not in shipped]
 
 
+def evaluator_jar() -> Path:
+    """The JVM evaluator's jar (built from services/evaluator by scripts/provision.sh evaluator).
+
+    Raises FileNotFoundError naming the provisioning step when it is missing.
+    """
+    default = Path(__file__).resolve().parents[2] / ".cache" / "evaluator" / "fraudstream-evaluator.jar"
+    jar = Path(os.environ.get("FRAUDSTREAM_EVALUATOR_JAR", default))
+    if not jar.is_file():
+        raise FileNotFoundError(f"no JVM evaluator jar at {jar}; run: scripts/provision.sh evaluator")
+    return jar
+
+
 def build_session(
     app_name: str,
     master: str = "local[2]",
     shuffle_partitions: int = 2,
     conf: Mapping[str, str] | None = None,
 ) -> SparkSession:
-    """A SparkSession with the Kafka connector, RocksDB state store with changelog checkpointing, and no UI."""
+    """A SparkSession with the Kafka connector, the JVM evaluator, RocksDB state with changelog checkpointing, no UI."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.appName(app_name)
         .master(master)
-        .config("spark.jars", ",".join(str(j) for j in connector_jars()))
+        .config("spark.jars", ",".join(str(j) for j in [*connector_jars(), evaluator_jar()]))
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config(
             "spark.sql.streaming.stateStore.providerClass",

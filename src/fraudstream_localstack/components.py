@@ -68,21 +68,28 @@ def detector(
     extra_args: Sequence[str] = (),
     log_dir: Path = LOCAL / "logs",
 ) -> PythonService:
-    """The Spark detector; ready once it has completed a micro-batch (the rule set is loaded by then)."""
+    """The Spark detector; ready once it has processed input (the rules the operator published first, so the rule
+    set is loaded): a completed micro-batch, or records seen by the JVM evaluator."""
 
     def ready(stack: LocalStack) -> bool:
-        count = metric_value(stack.env()["DETECTOR_METRICS_URL"], "fraud_batch_duration_seconds_count")
-        return count is not None and count >= 1
+        url = stack.env()["DETECTOR_METRICS_URL"]
+        return any(
+            (value := metric_value(url, name)) is not None and value >= 1
+            for name in ("fraud_batch_duration_seconds_count", "fraud_input_rows_total")
+        )
 
-    args = ["--metrics-port", str(stack_metrics_port), "--checkpoint-dir", str(checkpoint_dir), *extra_args]
+    # The JVM evaluator keeps recent windows decoded on the heap; 4 GiB keeps the benchmark's working set there.
+    args = ["--metrics-port", str(stack_metrics_port), "--checkpoint-dir", str(checkpoint_dir)]
+    args += ["--driver-memory", "4g", *extra_args]
     return PythonService("detector", "fraudstream_detector", args, ready, log_dir=log_dir)
 
 
-def generator(rate: float = 20.0) -> PythonService:
+def generator(rate: float = 20.0, log_dir: Path = LOCAL / "logs") -> PythonService:
     return PythonService(
         "generator",
         "fraudstream_generator",
         ["--rate", str(rate), "--payers", "200", "--beneficiaries", "50", "--fraud-share", "0.01"],
+        log_dir=log_dir,
     )
 
 

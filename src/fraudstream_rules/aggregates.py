@@ -298,12 +298,21 @@ class ExtremeWindow:
         best = self._settled[0][1] if self._settled else None
         if event_time_ms >= max_ms:
             return WindowAggregate(ZERO, 0, self._best(best, self._tail[0][1] if self._tail else None))
-        # [t - w, t] = settled deque [M - w, M - L) + scan [t - w, min(M - w, M - L)) + scan [max(t - w, M - L), t].
+        # [t - w, t] = settled deque [M - w, M - L) + scan [t - w, min(M - w, M - L))
+        #   + scan [max(t - w, M - L), min(d, t + 1)) + the tail's part [d, t],
+        # d = max(M - w, M - L) being where the tail deque starts. The tail's front is the extreme of [d, M]: when it
+        # lies at or before t it is also the extreme of [d, t], so only a tail whose extreme came after t (rare for
+        # small disorder) is scanned; the other scans span at most M - t.
         settled_ms = max_ms - self._lateness_ms
         stop_ms = min(max_ms - self._window_ms, settled_ms)
+        tail_start_ms = max(max_ms - self._window_ms, settled_ms)
         low_ms = event_time_ms - self._window_ms
         best = self._scan(log, best, low_ms, lambda time_ms: time_ms >= stop_ms)
-        best = self._scan(log, best, max(low_ms, settled_ms), lambda time_ms: time_ms > event_time_ms)
+        tail_stop_ms = min(tail_start_ms, event_time_ms + 1)
+        best = self._scan(log, best, max(low_ms, settled_ms), lambda time_ms: time_ms >= tail_stop_ms)
+        if self._tail and self._tail[0][0] <= event_time_ms:
+            return WindowAggregate(ZERO, 0, self._best(best, self._tail[0][1]))
+        best = self._scan(log, best, tail_start_ms, lambda time_ms: time_ms > event_time_ms)
         return WindowAggregate(ZERO, 0, best)
 
 

@@ -67,7 +67,8 @@ def test_applied_fraudrule_raises_an_alert_for_matching_transactions(
             60,
             "FraudRule Ready",
         )
-        with running_detector(spark, config) as query:
+        with running_detector(spark, config) as detector:
+            detector.settle(Script(kafka_settings, unique_topics), preexisting=1)  # the rule, published above
             script = Script(kafka_settings, unique_topics, next_ts_ms=int(time.time() * 1000))
             now = int(time.time() * 1000)
             for i, amount in enumerate(["150000", "40000", "10000.01", "5"]):
@@ -75,7 +76,7 @@ def test_applied_fraudrule_raises_an_alert_for_matching_transactions(
                     {"transactionId": f"e2e-{i}", "eventTime": now + i, "payerId": "alice", "beneficiaryId": "bob",
                      "paymentAmount": amount, "paymentType": "CRD"}
                 )  # fmt: skip
-            query.processAllAvailable()
+            detector.settle(script, preexisting=1)
         alerts = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 2, timeout_s=60)
     finally:
         operator.stop()

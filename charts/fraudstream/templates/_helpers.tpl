@@ -174,12 +174,45 @@ The name of the detector's checkpoint claim, or "" when the checkpoint is not pe
 {{- end }}
 
 {{/*
+The detector's Spark master: detector.master as given, or by default local[8] for the jvm evaluator of the
+Deployment (Real-time Mode runs all its tasks in the driver's JVM, whose metrics the driver exports), else the
+Kubernetes API server (the driver creates executor pods).
+*/}}
+{{- define "fraudstream.sparkMaster" -}}
+{{- $d := .Values.detector }}
+{{- if $d.master }}
+{{- $d.master }}
+{{- else if and (eq $d.evaluator "jvm") (eq $d.mode "deployment") }}
+{{- "local[8]" }}
+{{- else }}
+{{- "k8s://https://kubernetes.default.svc:443" }}
+{{- end }}
+{{- end }}
+
+{{/*
+"true" when the detector runs Spark executor pods (a SparkApplication, or a k8s:// master), else "". Only then
+does the chart render the executors' settings, pod template and ServiceAccount, and the driver's RBAC.
+*/}}
+{{- define "fraudstream.sparkExecutors" -}}
+{{- if or (eq .Values.detector.mode "sparkApplication") (hasPrefix "k8s://" (include "fraudstream.sparkMaster" .)) }}
+{{- "true" }}
+{{- end }}
+{{- end }}
+
+{{/*
 Spark settings common to both detector modes, as a YAML map (rendered into spark-defaults.conf, or into the
-SparkApplication's sparkConf). detector.sparkConf entries override them.
+SparkApplication's sparkConf): the driver's, plus the Kubernetes and executor settings when there are executor
+pods. detector.sparkConf entries override them.
 */}}
 {{- define "fraudstream.sparkConf" -}}
 {{- $d := .Values.detector }}
 {{- $conf := dict
+  "spark.driver.memory" $d.driver.memory
+  "spark.pyspark.python" "/opt/venv/bin/python"
+  "spark.pyspark.driver.python" "/opt/venv/bin/python"
+}}
+{{- if include "fraudstream.sparkExecutors" . }}
+{{- $conf = merge $conf (dict
   "spark.kubernetes.container.image" (include "fraudstream.image" (dict "ctx" . "image" .Values.image))
   "spark.kubernetes.container.image.pullPolicy" .Values.image.pullPolicy
   "spark.kubernetes.namespace" .Release.Namespace
@@ -189,14 +222,11 @@ SparkApplication's sparkConf). detector.sparkConf entries override them.
   "spark.kubernetes.executor.podTemplateContainerName" "executor"
   "spark.kubernetes.executor.deleteOnTermination" "true"
   "spark.kubernetes.driver.service.deleteOnTermination" "false"
-  "spark.driver.memory" $d.driver.memory
   "spark.executor.instances" ($d.executor.instances | toString)
   "spark.executor.cores" ($d.executor.cores | toString)
   "spark.executor.memory" $d.executor.memory
   "spark.executor.memoryOverhead" $d.executor.memoryOverhead
-  "spark.pyspark.python" "/opt/venv/bin/python"
-  "spark.pyspark.driver.python" "/opt/venv/bin/python"
-}}
+) }}
 {{- with $d.executor.requestCores }}
 {{- $_ := set $conf "spark.kubernetes.executor.request.cores" (. | toString) }}
 {{- end }}
@@ -208,6 +238,7 @@ SparkApplication's sparkConf). detector.sparkConf entries override them.
 {{- $_ := set $conf "spark.kubernetes.executor.volumes.persistentVolumeClaim.checkpoint.mount.readOnly" "false" }}
 {{- $_ := set $conf "spark.kubernetes.executor.volumes.persistentVolumeClaim.checkpoint.options.claimName" . }}
 {{- end }}
+{{- end }}
 {{- range $key, $value := $d.sparkConf }}
 {{- $_ := set $conf $key ($value | toString) }}
 {{- end }}
@@ -215,12 +246,16 @@ SparkApplication's sparkConf). detector.sparkConf entries override them.
 {{- end }}
 
 {{/*
-The detector's environment in both modes (the Spark master, Kafka, topics, detector settings).
+The detector's environment in both modes (the evaluator, the Spark master, Kafka, topics, detector settings).
 */}}
 {{- define "fraudstream.detectorEnv" -}}
 {{- $d := .Values.detector -}}
+- name: DETECTOR_EVALUATOR
+  value: {{ $d.evaluator | quote }}
 - name: SPARK_MASTER
-  value: k8s://https://kubernetes.default.svc:443
+  value: {{ include "fraudstream.sparkMaster" . | quote }}
+- name: DETECTOR_CHECKPOINT_INTERVAL
+  value: {{ $d.checkpointInterval | quote }}
 - name: DETECTOR_CHECKPOINT_DIR
   value: {{ printf "%s/detector" $d.checkpoint.mountPath | quote }}
 - name: DETECTOR_METRICS_PORT

@@ -10,20 +10,18 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import sys
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from fraudstream_localstack.components import metric_value
+from fraudstream_localstack.components import detector, generator
 from fraudstream_localstack.kafka import KafkaPorts
 from fraudstream_localstack.kube import KubePorts
-from fraudstream_localstack.layout import ROOT
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
 from fraudstream_localstack.stack import LocalStack, StackConfig
 from fraudstream_operator.localstack_component import OperatorComponent
@@ -35,37 +33,6 @@ pytestmark = pytest.mark.integration
 
 NAMESPACE = TEST_SUBSTITUTIONS["$namespace"]
 QUERY_DEADLINE_S = 180
-
-
-class ModuleService:
-    """`python -m MODULE ARGS` as a stack component, logging into the test's directory; ready when `ready()`."""
-
-    def __init__(self, name: str, module: str, args: Sequence[str], log_dir: Path, ready_url: str = "") -> None:
-        self.name = name
-        self._argv = [sys.executable, "-m", module, *args]
-        self._log = log_dir / f"{name}.log"
-        self._ready_url = ready_url
-        self._proc: ManagedProcess | None = None
-
-    def start(self, stack: LocalStack) -> None:
-        proc = ManagedProcess(self.name, self._argv, self._log, env=stack.env(), cwd=ROOT).start()
-        self._proc = proc
-        if self._ready_url:
-            url = self._ready_url
-
-            def ready() -> bool:
-                if not proc.alive():
-                    return True  # reported with its log below, instead of waiting out the deadline
-                count = metric_value(url, "fraud_batch_duration_seconds_count")
-                return count is not None and count >= 1
-
-            wait_for(ready, 300, f"{self.name} (first micro-batch)", interval_s=1.0)
-            proc.check_alive()
-
-    def stop(self) -> None:
-        if self._proc is not None:
-            self._proc.stop(grace_s=30)
-            self._proc = None
 
 
 class Prometheus:
@@ -135,17 +102,11 @@ def running_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSta
     """The local stack on free ports, with its kubeconfig and logs in a temporary directory."""
     work = tmp_path_factory.mktemp("stack")
     detector_port, operator_port = free_port(), free_port()
-    detector_url = f"http://127.0.0.1:{detector_port}/metrics"
     components = [
         OperatorComponent(),
-        ModuleService(
-            "detector",
-            "fraudstream_detector",
-            ["--metrics-port", str(detector_port), "--checkpoint-dir", str(work / "checkpoint")],
-            work,
-            ready_url=detector_url,
-        ),
-        ModuleService("generator", "fraudstream_generator", ["--rate", "50", "--payers", "500"], work),
+        # Short Real-time Mode batches, so that the batch-duration panels have data within the test's deadline.
+        detector(detector_port, work / "checkpoint", ["--checkpoint-interval", "10 seconds"], log_dir=work),
+        generator(rate=50, log_dir=work),
     ]
     config = StackConfig(
         data_dir=work / "data",

@@ -57,19 +57,21 @@ def can(kubeconfig: Path, user: str, verb: str, resource: str, namespace: str | 
 def installs(
     kubeconfig: Path, chart_crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Install]]:
-    """Two releases: cluster-wide (default values) and one whose operator watches two namespaces."""
+    """Three releases: cluster-wide with the python evaluator (the driver creates executor pods), one whose operator
+    watches two namespaces, and the defaults (the jvm evaluator on local[8]: no executors)."""
     tmp = tmp_path_factory.mktemp("rbac")
     suffix = tmp.name.rsplit("-", 1)[-1][-6:]
-    names = {key: f"rbac-{key}-{suffix}" for key in ("cw", "scoped", "team-a", "team-b", "other")}
+    names = {key: f"rbac-{key}-{suffix}" for key in ("cw", "scoped", "local", "team-a", "team-b", "other")}
     for namespace in names.values():
         kubectl(kubeconfig, "create", "namespace", namespace)
     scoped_values = ["--set", f"operator.watchNamespaces={{{names['team-a']},{names['team-b']}}}"]
     rendered = {
-        "cluster-wide": (names["cw"], render(mode("default"), namespace=names["cw"], release=names["cw"])),
+        "cluster-wide": (names["cw"], render(mode("python-evaluator"), namespace=names["cw"], release=names["cw"])),
         "scoped": (
             names["scoped"],
             render(mode("default"), namespace=names["scoped"], release=names["scoped"], extra_args=scoped_values),
         ),
+        "local": (names["local"], render(mode("default"), namespace=names["local"], release=names["local"])),
     }
     applied: list[Manifest] = []
     try:
@@ -213,6 +215,16 @@ def test_executors_can_do_nothing(kubeconfig: Path, installs: dict[str, Install]
     assert find(release.objects, "ServiceAccount", "-executor")["automountServiceAccountToken"] is False
     for verb, resource in itertools.product(("get", "list", "create"), ("pods", "configmaps", "secrets")):
         assert not can(kubeconfig, executor, verb, resource, release.namespace), f"{verb} {resource}"
+
+
+def test_driver_on_a_local_master_can_do_nothing(kubeconfig: Path, installs: dict[str, Install]) -> None:
+    release = installs["local"]
+    assert not [o for o in release.objects if o["kind"] == "ServiceAccount" and "-executor" in o["metadata"]["name"]]
+    driver_sa = find(release.objects, "ServiceAccount", "-detector")
+    assert driver_sa["automountServiceAccountToken"] is False
+    driver = release.service_account("-detector")
+    for verb, resource in itertools.product(("get", "list", "create"), ("pods", "configmaps", "secrets")):
+        assert not can(kubeconfig, driver, verb, resource, release.namespace), f"{verb} {resource}"
 
 
 def test_service_account_names_follow_the_release(installs: dict[str, Install]) -> None:

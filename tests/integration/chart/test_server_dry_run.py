@@ -29,12 +29,13 @@ def _spark_image(objects: list[Manifest]) -> str:
 
 
 def _spark_pod_templates(objects: list[Manifest], namespace: str) -> list[Manifest]:
-    """The pod templates Spark completes (with the image of spark.kubernetes.container.image), as PodTemplates."""
-    image = _spark_image(objects)
+    """The pod templates Spark completes (with the image of spark.kubernetes.container.image), as PodTemplates.
+    A detector on a local[N] master has none."""
     templates: list[Manifest] = []
     for where, spec in pod_specs(objects):
         if ":" not in where:
             continue
+        image = _spark_image(objects)
         filled = copy.deepcopy(spec)
         for container in filled["containers"]:
             container.setdefault("image", image)
@@ -84,7 +85,9 @@ def test_rendered_mode_passes_server_side_dry_run(
     # here publishes; its pod templates are dry-run below as PodTemplates, its other fields by the unit tests.
     plain = [o for o in objects if o["kind"] != "SparkApplication"]
     templates = _spark_pod_templates(objects, namespace)
-    assert len(templates) == (2 if m.name == "spark-application" else 1)
+    # The SparkApplication's driver and executor templates; the executor template of a k8s:// master (the python
+    # evaluator); none for the jvm evaluator's default local[8] master.
+    assert len(templates) == {"spark-application": 2, "python-evaluator": 1}.get(m.name, 0)
     lines = _dry_run(kubeconfig, tmp_path, plain + templates)
     monitored = [line for line in lines if ".monitoring.coreos.com/" in line]
     assert len(monitored) == (3 if monitoring else 0), lines

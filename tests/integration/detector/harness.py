@@ -14,14 +14,16 @@ from confluent_kafka import Producer
 
 from fraudstream_detector.config import DetectorConfig
 from fraudstream_detector.job import build_query
+from fraudstream_detector.jvm_evaluator import build_jvm_query, records_processed
 from fraudstream_detector.records import InputRecord, RecordKind
 from fraudstream_detector.sink import BatchSink
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import contract_topics, ensure_topics
+from fraudstream_localstack.processes import wait_for
 
 
 def detector_config(
-    kafka: KafkaSettings, topics: Topics, checkpoint: Path, lateness_ms: int = 60_000
+    kafka: KafkaSettings, topics: Topics, checkpoint: Path, lateness_ms: int = 60_000, evaluator: str = "jvm"
 ) -> DetectorConfig:
     return DetectorConfig(
         kafka=kafka,
@@ -34,6 +36,8 @@ def detector_config(
         max_offsets_per_trigger=None,
         metrics_port=0,
         master="local[2]",
+        evaluator=evaluator,
+        checkpoint_interval="10 seconds",
     )
 
 
@@ -76,12 +80,37 @@ class Script:
             self.transaction(tx)
 
 
+@dataclass
+class RunningDetector:
+    """A started detector query with either evaluator."""
+
+    spark: Any
+    config: DetectorConfig
+    query: Any
+
+    def settle(self, script: Script, timeout_s: float = 120, preexisting: int = 0) -> None:
+        """Returns once every record `script` produced, and `preexisting` records produced before it, has been
+        evaluated (its outputs may still be in flight)."""
+        if self.config.evaluator == "python":
+            self.query.processAllAvailable()
+            return
+
+        def caught_up() -> bool:
+            assert self.query.isActive, self.query.exception()
+            return records_processed(self.spark, self.config) >= len(script.records) + preexisting
+
+        wait_for(caught_up, timeout_s, "the JVM evaluator to process every produced record")
+
+
 @contextmanager
-def running_detector(spark: Any, config: DetectorConfig) -> Iterator[Any]:
-    """The detector query, started; `processAllAvailable()` on it waits until everything produced is evaluated."""
+def running_detector(spark: Any, config: DetectorConfig) -> Iterator[RunningDetector]:
+    """The detector query with the configured evaluator, started."""
     ensure_topics(config.kafka, contract_topics(config.topics))
-    query = build_query(spark, config, BatchSink(config.kafka, config.topics))
+    if config.evaluator == "python":
+        query = build_query(spark, config, BatchSink(config.kafka, config.topics))
+    else:
+        query = build_jvm_query(spark, config)
     try:
-        yield query
+        yield RunningDetector(spark, config, query)
     finally:
         query.stop()

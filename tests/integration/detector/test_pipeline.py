@@ -10,6 +10,7 @@ import pytest
 
 from fraudstream_detector.records import InputRecord, RecordKind
 from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_localstack.processes import wait_for
 from fraudstream_rules.exceptions import InvalidTransactionError
 from fraudstream_rules.model import parse_rule_message
 from fraudstream_rules.transactions import parse_transaction
@@ -17,7 +18,7 @@ from tests.integration.detector.harness import Script, detector_config, running_
 from tests.kafka_helpers import consume_until
 from tests.unit.rules import oracle
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.parametrize("evaluator", ["jvm", "python"])]
 
 
 def spec(
@@ -56,9 +57,9 @@ def alert_keys(messages: list[Any]) -> set[tuple[str, str, str]]:
 
 
 def test_alerts_equal_the_oracle_through_rule_update_pause_delete_and_new_rule(
-    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
+    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path, evaluator: str
 ) -> None:
-    config = detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint", lateness_ms=30_000)
+    config = detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint", 30_000, evaluator)
     script = Script(kafka_settings, unique_topics)
     minute = 60_000
     t0 = script.next_ts_ms
@@ -79,22 +80,25 @@ def test_alerts_equal_the_oracle_through_rule_update_pause_delete_and_new_rule(
                 }
             )
 
-    with running_detector(spark, config) as query:
+    # Rule changes apply to transactions ingested after they are live (CONTRACT section 6): each phase waits for them.
+    with running_detector(spark, config) as detector:
         script.rule("ns/sum", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "100", 10))
         script.rule("ns/count", spec(["payerId", "beneficiaryId"], "COUNT", None, "GREATER_EQUAL", "2", 5))
         script.rule("ns/avg", spec(["beneficiaryId"], "AVG", "paymentAmount", "GREATER", "40", 3))
         crd_only = [{"field": "paymentType", "operator": "EQUAL", "value": "CRD"}]
         script.rule("ns/max", spec(["payerId"], "MAX", "paymentAmount", "GREATER_EQUAL", "70", 1, filters=crd_only))
+        detector.settle(script)
         txs(["a", "b", "a", "c", "a", "b"], ["30", "0.10", "40.5", "99", "30", "0.20"], minute // 4)
-        query.processAllAvailable()
+        detector.settle(script)
         script.rule("ns/sum", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "50", 10), generation=2)
         paused = spec(["payerId"], "MAX", "paymentAmount", "GREATER_EQUAL", "70", 1, filters=crd_only, state="PAUSE")
         script.rule("ns/max", paused, generation=2)
         script.rule("ns/avg", None)
         script.rule("ns/min", spec(["payerId"], "MIN", "paymentAmount", "LESS", "1", 2))
+        detector.settle(script)
         txs(["a", "b", "c", "b", "a"], ["25", "0.5", "80", "75", "100"], minute // 3, kind="CSH")
         txs(["a", "b"], ["70", "0.3"], minute // 2)
-        query.processAllAvailable()
+        detector.settle(script)
 
     expected = expected_alerts(script.records, lateness_ms=30_000)
     assert len(expected) >= 8, f"the script is meant to raise alerts of several rules: {expected}"
@@ -104,21 +108,22 @@ def test_alerts_equal_the_oracle_through_rule_update_pause_delete_and_new_rule(
 
 
 def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_running(
-    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
+    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path, evaluator: str
 ) -> None:
-    config = detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint", lateness_ms=1_000)
+    config = detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint", 1_000, evaluator)
     script = Script(kafka_settings, unique_topics)
     base = script.next_ts_ms
-    with running_detector(spark, config) as query:
+    with running_detector(spark, config) as detector:
         script.rule("ns/sum", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "10", 10))
+        detector.settle(script)
         script.transaction(b"\xff not json")
         script.transaction({"transactionId": "no-time", "payerId": "a", "paymentAmount": "5"})
         script.transaction({"transactionId": "nan", "eventTime": base, "payerId": "a", "paymentAmount": "lots"})
         script.transaction({"transactionId": "ok1", "eventTime": base + 10_000, "payerId": "a", "paymentAmount": "5"})
         script.transaction({"transactionId": "late", "eventTime": base, "payerId": "a", "paymentAmount": "50"})
         script.transaction({"transactionId": "ok2", "eventTime": base + 10_001, "payerId": "a", "paymentAmount": "6"})
-        query.processAllAvailable()
-        assert query.isActive
+        detector.settle(script)
+        assert detector.query.isActive
 
     dlq = consume_until(kafka_settings, unique_topics.dlq, lambda ms: len(ms) >= 4, timeout_s=60)
     headers = [dict((k, v.decode()) for k, v in (m.headers() or [])) for m in dlq]
@@ -132,3 +137,22 @@ def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_runni
     assert [m.value() for m in dlq if int(dict(m.headers())["source.offset"]) == tx_offsets[0]] == [b"\xff not json"]
     alerts = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 1, timeout_s=60)
     assert {json.loads(m.value())["transactionId"] for m in alerts} == {"ok2"}
+    if evaluator == "jvm":
+        # What the Python driver exports as metrics: each outcome counted once, the alert's latency observed.
+        source = spark._jvm.io.fraudstream.evaluator.spark.EvaluatorMetrics.of(str(config.checkpoint_dir))
+        observed: dict[str, Any] = {"alerts": [], "dlq": {}}
+
+        def all_observed() -> bool:
+            drained = json.loads(source.drain())
+            for key in ("evaluated", "invalid", "late", "records"):
+                observed[key] = observed.get(key, 0) + drained[key]
+            observed["alerts"] += drained["alerts"]
+            for error, count in drained["dlq"].items():
+                observed["dlq"][error] = observed["dlq"].get(error, 0) + count
+            return bool(observed["alerts"]) and sum(observed["dlq"].values()) >= 4
+
+        wait_for(all_observed, 30, "the evaluator's metrics")
+        assert (observed["evaluated"], observed["invalid"], observed["late"]) == (3, 3, 1)
+        assert [rule for rule, _ in observed["alerts"]] == ["ns/sum"]
+        assert observed["dlq"] == {"unparseable": 1, "missing eventTime": 1, "non-numeric paymentAmount": 1, "late": 1}
+        assert observed["records"] == len(script.records)

@@ -72,7 +72,7 @@ DETECTOR_MAIN = BY_NAME["app"].heredocs["/opt/fraudstream/detector.py"]
 
 
 def test_targets_and_default() -> None:
-    assert [s.name for s in STAGES] == ["jars", "base", "build", "kafka", "app"]
+    assert [s.name for s in STAGES] == ["jars", "base", "build", "evaluator", "kafka", "app"]
     assert STAGES[-1].name == "app", "a plain `docker build .` must give the application image"
 
 
@@ -97,6 +97,18 @@ def test_java_artifacts_and_python_packages_come_from_the_project_pins() -> None
     copies = BY_NAME["app"].args("COPY") + BY_NAME["kafka"].args("COPY")
     assert "--from=jars /src/.cache/spark-jars/ /opt/fraudstream/spark-jars/" in copies
     assert "--from=jars /src/.cache/kafka/libs/ /opt/kafka/libs/" in copies
+
+
+def test_the_jvm_evaluator_is_built_by_the_provisioning_script_against_the_images_pyspark() -> None:
+    stage = BY_NAME["evaluator"]
+    assert stage.base == "${MAVEN_IMAGE}"
+    assert stage.args("RUN") == ["PYSPARK_JARS_DIR=/opt/pyspark-jars scripts/provision.sh evaluator"]
+    assert "--from=build /opt/pyspark-jars/ /opt/pyspark-jars/" in stage.args("COPY")
+    jar = "/opt/fraudstream/evaluator/fraudstream-evaluator.jar"
+    assert f"--from=evaluator /src/.cache/evaluator/fraudstream-evaluator.jar {Path(jar).parent}/" in BY_NAME[
+        "app"
+    ].args("COPY")
+    assert f"FRAUDSTREAM_EVALUATOR_JAR={jar}" in " ".join(BY_NAME["app"].args("ENV"))
 
 
 def test_runtime_images_run_as_the_charts_non_root_user() -> None:

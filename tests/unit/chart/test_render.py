@@ -33,6 +33,7 @@ SELECTOR_KEYS = {"app.kubernetes.io/name", "app.kubernetes.io/instance"}
 def test_every_documented_mode_has_a_values_file() -> None:
     assert {m.name for m in MODES} >= {
         "default",
+        "python-evaluator",
         "dev-kafka",
         "spark-application",
         "watch-namespaces",
@@ -69,6 +70,9 @@ def test_required_kafka_bootstrap_is_named_in_the_error() -> None:
     ("override", "message"),
     [
         ("detector.mode=local", "detector/mode"),
+        ("detector.evaluator=scala", "detector/evaluator"),
+        ("detector.master=local8", "detector/master"),
+        ("detector.checkpointInterval=soon", "detector/checkpointInterval"),
         ("unknownKey=1", "additional properties 'unknownKey' not allowed"),
         ("detector.executor.instances=0", "detector/executor/instances"),
         ("kafka.topics.alerts=", "kafka/topics/alerts"),
@@ -173,11 +177,14 @@ def test_every_pod_runs_non_root_read_only_without_capabilities(m: Mode) -> None
             assert "/tmp" in mounts, f"{where}: a read-only root needs a writable /tmp"
 
 
-def test_only_the_operator_and_the_driver_get_an_api_token() -> None:
-    objects = render(mode("dev-kafka"))
+@pytest.mark.parametrize(("evaluator", "driver_token"), [("python", True), ("jvm", False)])
+def test_only_the_operator_and_a_driver_with_executors_get_an_api_token(evaluator: str, driver_token: bool) -> None:
+    objects = render(mode("dev-kafka"), extra_args=["--set", f"detector.evaluator={evaluator}"])
     for where, spec in pod_specs(objects):
-        wants_token = where.endswith("-operator") or where.endswith("-detector")
+        wants_token = where.endswith("-operator") or (driver_token and where.endswith("-detector"))
         assert spec.get("automountServiceAccountToken", True) is wants_token, where
+    driver_sa = find(objects, "ServiceAccount", "-detector")
+    assert driver_sa["automountServiceAccountToken"] is driver_token
 
 
 def _env(container: Manifest) -> dict[str, Any]:
@@ -210,18 +217,58 @@ def _spark_defaults(objects: list[Manifest]) -> dict[str, str]:
     return {key: value for key, value in pairs}
 
 
-def test_detector_deployment_is_a_client_mode_driver_with_its_headless_service() -> None:
+def _driver(objects: list[Manifest]) -> tuple[Manifest, Manifest]:
+    """The detector Deployment's pod spec and its driver container."""
+    pod = find(objects, "Deployment", "-detector")["spec"]["template"]["spec"]
+    return pod, pod["containers"][0]
+
+
+def test_detector_defaults_to_the_jvm_evaluator_with_its_tasks_in_the_driver_pod() -> None:
     objects = render(mode("default"))
     deployment = find(objects, "Deployment", "-detector")
     assert deployment["spec"]["replicas"] == 1
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
-    pod = deployment["spec"]["template"]["spec"]
-    container = pod["containers"][0]
+    pod, container = _driver(objects)
     env = _env(container)
+    assert env["DETECTOR_EVALUATOR"] == "jvm"
+    assert env["SPARK_MASTER"] == "local[8]"
+    assert env["DETECTOR_CHECKPOINT_INTERVAL"] == "5 minutes"
+    assert env["SPARK_CONF_DIR"] == "/opt/fraudstream/spark-conf"
+    assert env["DETECTOR_CHECKPOINT_DIR"].startswith("/var/lib/fraudstream/checkpoint")
+    assert "PYSPARK_SUBMIT_ARGS" not in env
+    assert {p["name"] for p in container["ports"]} == {"metrics"}
+    # local[8]: eight task threads in the driver pod, whose metrics the PodMonitor scrapes.
+    assert container["resources"] == {"requests": {"cpu": "2", "memory": "2Gi"}, "limits": {"memory": "2Gi"}}
+    assert pod["automountServiceAccountToken"] is False
+
+    # No executors: no headless Service, no Role, no executor ServiceAccount, no executor pod template.
+    assert not [o for o in objects if o["kind"] == "Service" and o["metadata"]["name"].endswith("-detector-driver")]
+    assert not [o for o in objects if o["kind"] in ("Role", "RoleBinding")]
+    assert not [o for o in objects if o["kind"] == "ServiceAccount" and o["metadata"]["name"].endswith("-executor")]
+    assert "executor-pod-template.yaml" not in find(objects, "ConfigMap", "-spark-conf")["data"]
+    conf = _spark_defaults(objects)
+    assert conf["spark.driver.memory"] == "1536m"
+    assert not [k for k in conf if k.startswith(("spark.executor.", "spark.kubernetes.", "spark.driver.host"))]
+    claim = find(objects, "PersistentVolumeClaim", "-checkpoint")["metadata"]["name"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["checkpoint"]["persistentVolumeClaim"]["claimName"] == claim
+    assert volumes["spark-conf"]["configMap"]["name"].endswith("-spark-conf")
+
+
+def test_python_evaluator_is_a_client_mode_driver_with_executor_pods_and_its_headless_service() -> None:
+    objects = render(mode("python-evaluator"))
+    deployment = find(objects, "Deployment", "-detector")
+    assert deployment["spec"]["replicas"] == 1
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    pod, container = _driver(objects)
+    env = _env(container)
+    assert env["DETECTOR_EVALUATOR"] == "python"
     assert env["SPARK_MASTER"] == "k8s://https://kubernetes.default.svc:443"
     assert env["SPARK_CONF_DIR"] == "/opt/fraudstream/spark-conf"
     assert env["PYSPARK_SUBMIT_ARGS"].endswith("pyspark-shell")
     assert env["DETECTOR_CHECKPOINT_DIR"].startswith("/var/lib/fraudstream/checkpoint")
+    assert {p["name"] for p in container["ports"]} == {"driver-rpc", "blockmanager", "metrics"}
+    assert pod["automountServiceAccountToken"] is True
     service = find(objects, "Service", "-detector-driver")
     assert service["spec"]["clusterIP"] == "None"
     assert service["spec"]["publishNotReadyAddresses"] is True
@@ -231,6 +278,8 @@ def test_detector_deployment_is_a_client_mode_driver_with_its_headless_service()
     assert conf["spark.driver.port"] == "7078" and conf["spark.blockManager.port"] == "7079"
     assert conf["spark.kubernetes.namespace"] == "fraudstream"
     assert conf["spark.kubernetes.authenticate.driver.serviceAccountName"] == pod["serviceAccountName"]
+    executor_sa = find(objects, "ServiceAccount", "-executor")["metadata"]["name"]
+    assert conf["spark.kubernetes.authenticate.executor.serviceAccountName"] == executor_sa
     assert conf["spark.kubernetes.container.image"] == container["image"]
     assert conf["spark.executor.instances"] == "2"
     assert conf["spark.executor.memory"] == "1g"
@@ -240,15 +289,51 @@ def test_detector_deployment_is_a_client_mode_driver_with_its_headless_service()
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["checkpoint"]["persistentVolumeClaim"]["claimName"] == claim
     assert volumes["spark-conf"]["configMap"]["name"].endswith("-spark-conf")
+    template = yaml.safe_load(find(objects, "ConfigMap", "-spark-conf")["data"]["executor-pod-template.yaml"])
+    assert template["spec"]["serviceAccountName"] == executor_sa
+    role = find(objects, "Role", "-detector")
+    assert {r for rule in role["rules"] for r in rule["resources"]} == {"pods", "configmaps"}
+    binding = find(objects, "RoleBinding", "-detector")
+    assert binding["subjects"][0]["name"] == pod["serviceAccountName"]
 
 
 def test_executor_settings_come_from_values() -> None:
     args = ["--set", "detector.executor.instances=5", "--set", "detector.executor.memory=3g"]
     args += ["--set", "detector.sparkConf.spark\\.sql\\.streaming\\.minBatchesToRetain=20"]
-    conf = _spark_defaults(render(mode("default"), extra_args=args))
+    conf = _spark_defaults(render(mode("python-evaluator"), extra_args=args))
     assert conf["spark.executor.instances"] == "5"
     assert conf["spark.executor.memory"] == "3g"
     assert conf["spark.sql.streaming.minBatchesToRetain"] == "20"
+
+
+def test_detector_env_carries_the_evaluator_settings() -> None:
+    args = ["--set", "detector.checkpointInterval=10 seconds"]
+    env = _env(_driver(render(mode("default"), extra_args=args))[1])
+    assert env["DETECTOR_EVALUATOR"] == "jvm"
+    assert env["DETECTOR_CHECKPOINT_INTERVAL"] == "10 seconds"
+
+
+@pytest.mark.parametrize(
+    ("values", "master", "executors"),
+    [
+        # A local master is used as given, for either evaluator: no executor pods.
+        (("default", "detector.master=local[4]"), "local[4]", False),
+        (("python-evaluator", "detector.master=local[2]"), "local[2]", False),
+        # A k8s:// master gets executor pods, whatever the evaluator.
+        (("default", "detector.master=k8s://https://api.example:6443"), "k8s://https://api.example:6443", True),
+    ],
+    ids=["jvm-local4", "python-local2", "jvm-k8s"],
+)
+def test_detector_master_overrides_the_evaluators_default(
+    values: tuple[str, str], master: str, executors: bool
+) -> None:
+    objects = render(mode(values[0]), extra_args=["--set", values[1]])
+    env = _env(_driver(objects)[1])
+    assert env["SPARK_MASTER"] == master
+    conf = _spark_defaults(objects)
+    assert ("spark.executor.instances" in conf) is executors
+    assert ("executor-pod-template.yaml" in find(objects, "ConfigMap", "-spark-conf")["data"]) is executors
+    assert bool([o for o in objects if o["kind"] == "Role"]) is executors
 
 
 def test_spark_application_mode_renders_the_same_detector_for_the_spark_operator() -> None:
@@ -267,7 +352,17 @@ def test_spark_application_mode_renders_the_same_detector_for_the_spark_operator
     assert driver["metadata"]["labels"]["app.kubernetes.io/name"] == "fraudstream-detector"
     env = _env(driver["spec"]["containers"][0])
     assert env["SPARK_MASTER"].startswith("k8s://")
+    assert env["DETECTOR_EVALUATOR"] == "python"
     assert spec["executorSpec"]["podTemplateSpec"]["spec"]["automountServiceAccountToken"] is False
+    assert find(objects, "Role", "-detector")
+    assert find(objects, "ServiceAccount", "-executor")["automountServiceAccountToken"] is False
+
+
+def test_spark_application_mode_refuses_the_jvm_evaluator_with_the_fix() -> None:
+    args = ["template", "x", str(CHART), "--kube-version", kube_version(), "-f", str(mode("default").values)]
+    done = helm(*args, "--set", "detector.mode=sparkApplication", check=False)
+    assert done.returncode != 0
+    assert "set detector.evaluator=python" in done.stderr
 
 
 def test_spark_version_default_is_the_pinned_spark() -> None:

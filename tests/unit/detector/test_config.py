@@ -25,3 +25,20 @@ def test_flags_override_environment_which_overrides_defaults() -> None:
     assert (cfg.lateness_ms, cfg.shuffle_partitions, cfg.checkpoint_dir) == (7_000, 4, Path("/tmp/ck"))
     assert (cfg.kafka.bootstrap, cfg.topics.alerts, cfg.max_offsets_per_trigger) == ("k:1", "a2", 500)
     assert cfg.kafka.spark_options()["kafka.security.protocol"] == "SSL"
+
+
+def test_the_jvm_evaluator_is_the_default_with_a_task_slot_per_stage() -> None:
+    cfg = parse_config([], env={})
+    assert (cfg.evaluator, cfg.master, cfg.checkpoint_interval) == ("jvm", "local[8]", "5 minutes")
+
+
+def test_the_python_evaluator_keeps_two_slots_unless_a_master_is_given() -> None:
+    assert parse_config(["--evaluator", "python"], env={}).master == "local[2]"
+    env = {"DETECTOR_EVALUATOR": "python", "SPARK_MASTER": "k8s://https://api:443"}
+    assert parse_config([], env).master == "k8s://https://api:443"
+    assert parse_config(["--checkpoint-interval", "5 minutes"], env={}).checkpoint_interval == "5 minutes"
+
+
+def test_driver_memory_is_left_to_spark_unless_given() -> None:
+    assert parse_config([], env={}).driver_memory == ""
+    assert parse_config([], env={"DETECTOR_DRIVER_MEMORY": "4g"}).driver_memory == "4g"

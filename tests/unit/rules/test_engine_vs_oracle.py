@@ -1,19 +1,25 @@
-"""Property tests: the incremental Detector agrees exactly with the brute-force oracle."""
+"""Property tests: the incremental Detector, and its JVM port, agree exactly with the brute-force oracle."""
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
+from typing import Protocol
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fraudstream_rules.decimals import canonical_decimal
 from fraudstream_rules.engine import Detector, GroupStore, GroupWindow, InMemoryGroupStore
+from fraudstream_rules.exceptions import InvalidTransactionError
 from fraudstream_rules.model import Rule, parse_rule_message, parse_spec
 from fraudstream_rules.transactions import Transaction, parse_transaction
 
+from .jvm_engine import JvmEngine, JvmOutcome
 from .oracle import Outcome, Record, RuleRecord, run_oracle
 
 T0_MS = 1_700_000_000_000
@@ -206,29 +212,76 @@ def assert_same(actual: Sequence[Outcome], expected: Sequence[Outcome], scenario
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@PROPERTY
-@given(scenarios())
-def test_detector_matches_oracle(scenario: Scenario) -> None:
-    assert_same(
-        run_detector(scenario, InMemoryGroupStore()), run_oracle(scenario.records, scenario.lateness_ms), scenario
+def shard_owner(number: int) -> Callable[[str], bool]:
+    return lambda key: zlib.crc32(key.encode()) % 2 == number
+
+
+class Runner(Protocol):
+    """Runs a scenario through one engine: `serialized` keeps groups as bytes (state rows on the JVM)."""
+
+    def __call__(
+        self, scenario: Scenario, *, serialized: bool = False, reload_detector: bool = False, shard: int | None = None
+    ) -> list[Outcome]: ...
+
+
+def python_runner(
+    scenario: Scenario, *, serialized: bool = False, reload_detector: bool = False, shard: int | None = None
+) -> list[Outcome]:
+    store: GroupStore = BytesGroupStore() if serialized else InMemoryGroupStore()
+    owns = (lambda _: True) if shard is None else shard_owner(shard)
+    return run_detector(scenario, store, owns=owns, reload_detector=reload_detector)
+
+
+def jvm_outcome(outcome: JvmOutcome) -> Outcome:
+    alerts = frozenset(
+        (str(alert["ruleId"]), str(alert["transactionId"]), str(alert["aggregateValue"])) for alert in outcome.alerts
     )
+    return Outcome(alerts, outcome.late_groups, outcome.invalid_reason)
+
+
+def jvm_runner(jvm: JvmEngine) -> Runner:
+    def run(
+        scenario: Scenario, *, serialized: bool = False, reload_detector: bool = False, shard: int | None = None
+    ) -> list[Outcome]:
+        # persistEveryRecord rebuilds the engine and every group from their bytes after each record.
+        outcomes = jvm.run(
+            scenario.records,
+            scenario.lateness_ms,
+            bucket=shard,
+            buckets=None if shard is None else 2,
+            persist_every_record=serialized or reload_detector,
+        )
+        return [jvm_outcome(outcome) for outcome in outcomes]
+
+    return run
+
+
+@pytest.fixture(scope="module", params=["python", "jvm"])
+def engine(request: pytest.FixtureRequest) -> Runner:
+    """The engine under test: the Python Detector, or the JVM port through its harness."""
+    if request.param == "python":
+        return python_runner
+    return jvm_runner(request.getfixturevalue("jvm_engine"))
 
 
 @PROPERTY
 @given(scenarios())
-def test_detector_matches_oracle_with_state_serialized_after_every_record(scenario: Scenario) -> None:
-    actual = run_detector(scenario, BytesGroupStore(), reload_detector=True)
+def test_detector_matches_oracle(engine: Runner, scenario: Scenario) -> None:
+    assert_same(engine(scenario), run_oracle(scenario.records, scenario.lateness_ms), scenario)
+
+
+@PROPERTY
+@given(scenarios())
+def test_detector_matches_oracle_with_state_serialized_after_every_record(engine: Runner, scenario: Scenario) -> None:
+    actual = engine(scenario, serialized=True, reload_detector=True)
     assert_same(actual, run_oracle(scenario.records, scenario.lateness_ms), scenario)
 
 
 @PROPERTY
 @given(scenarios())
-def test_two_shards_together_match_oracle(scenario: Scenario) -> None:
-    def shard(number: int) -> Callable[[str], bool]:
-        return lambda key: zlib.crc32(key.encode()) % 2 == number
-
-    first = run_detector(scenario, InMemoryGroupStore(), owns=shard(0))
-    second = run_detector(scenario, BytesGroupStore(), owns=shard(1))
+def test_two_shards_together_match_oracle(engine: Runner, scenario: Scenario) -> None:
+    first = engine(scenario, shard=0)
+    second = engine(scenario, serialized=True, shard=1)
     merged = [
         Outcome(a.alerts | b.alerts, tuple(sorted(a.late_groups + b.late_groups)), a.invalid_reason)
         for a, b in zip(first, second, strict=True)
@@ -239,3 +292,178 @@ def test_two_shards_together_match_oracle(scenario: Scenario) -> None:
     ]
     assert [b.invalid_reason for b in second] == [o.invalid_reason for o in expected]
     assert_same(merged, expected, scenario)
+
+
+@PROPERTY
+@given(scenarios())
+def test_jvm_alert_json_matches_python(jvm_engine: JvmEngine, scenario: Scenario) -> None:
+    detector = Detector(lateness_ms=scenario.lateness_ms)
+    store = InMemoryGroupStore()
+    expected: list[list[dict[str, object]]] = []
+    for record in scenario.records:
+        if isinstance(record, RuleRecord):
+            detector.on_rule(record.rule_id, record.rule, record.published_ts_ms)
+        else:
+            assert isinstance(record, Transaction)
+            outcome = detector.on_transaction(record, store, detected_at_ms=0)
+            expected.append([alert.to_json() for alert in outcome.alerts])
+    actual = [list(outcome.alerts) for outcome in jvm_engine.run(scenario.records, scenario.lateness_ms)]
+    assert actual == expected
+
+
+# ---- edge cases of the JVM port, each compared with the Python Detector ----------------------------------------
+
+RULE_TS = T0_MS
+SUM_RULE = Rule(
+    "ns/sum",
+    1,
+    "u1",
+    parse_spec(
+        {
+            "groupingKeyNames": ["payerId"],
+            "aggregatorFunctionType": "SUM",
+            "aggregateFieldName": "paymentAmount",
+            "limitOperatorType": "GREATER_EQUAL",
+            "limit": "0",
+            "windowMinutes": 1,
+        }
+    ),
+)
+
+
+def python_outcomes(rules: Sequence[Rule], transactions: Sequence[str], lateness_ms: int) -> list[JvmOutcome]:
+    """What the Python Detector does with `transactions` (raw texts, ingested after `rules`), as JvmOutcomes."""
+    detector = Detector(lateness_ms=lateness_ms)
+    for rule in rules:
+        detector.on_rule(rule.rule_id, rule, RULE_TS)
+    store = InMemoryGroupStore()
+    outcomes = []
+    for index, text in enumerate(transactions):
+        try:
+            tx = parse_transaction(text.encode(), RULE_TS + 1 + index, 0, index)
+        except InvalidTransactionError as exc:
+            outcomes.append(JvmOutcome((), (), exc.reason))
+            continue
+        outcome = detector.on_transaction(tx, store, detected_at_ms=0)
+        alerts = tuple(json.loads(alert.to_message_value(), parse_float=Decimal) for alert in outcome.alerts)
+        outcomes.append(JvmOutcome(alerts, outcome.late_groups, outcome.invalid_reason))
+    return outcomes
+
+
+def jvm_outcomes(
+    jvm: JvmEngine, rules: Sequence[Rule], transactions: Sequence[str], lateness_ms: int
+) -> list[JvmOutcome]:
+    records: list[dict[str, object]] = [
+        {"kind": "rule", "ruleId": rule.rule_id, "value": rule.to_message_value().decode(), "ts": RULE_TS}
+        for rule in rules
+    ]
+    records += [
+        {"kind": "tx", "value": text, "ts": RULE_TS + 1 + index, "partition": 0, "offset": index}
+        for index, text in enumerate(transactions)
+    ]
+    outcomes = jvm.request(
+        {"latenessMs": lateness_ms, "records": records, "bucket": None, "buckets": None, "persistEveryRecord": False}
+    )
+    return [
+        JvmOutcome(tuple(o["alerts"]), tuple(o["lateGroups"]), o["invalidReason"])  # type: ignore[arg-type]
+        for o in outcomes
+    ]
+
+
+GROUPING_VALUES = (
+    "7", "7.0", "7E0", '"7"', "0.50", "-0.0", "null", "true", "false", '{"b":1,"a":[1.0, "x"]}', r'"\u00e9\""',
+    r'"\ud834\udd1e\u0001\u007f"', "1E+2", "1e100", "1e99", "0.0000001", "123456789012345678901234567890", "[]",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("value", GROUPING_VALUES)
+def test_jvm_group_keys_match_python(jvm_engine: JvmEngine, value: str) -> None:
+    # The second transaction is late for the group, so the group key shows in late_groups.
+    transactions = [
+        f'{{"transactionId":"a","eventTime":{T0_MS},"payerId":{value},"paymentAmount":"1"}}',
+        f'{{"transactionId":"b","eventTime":{T0_MS - 1},"payerId":{value},"paymentAmount":"1"}}',
+    ]
+    expected = python_outcomes([SUM_RULE], transactions, lateness_ms=0)
+    assert expected[1].late_groups
+    assert jvm_outcomes(jvm_engine, [SUM_RULE], transactions, lateness_ms=0) == expected
+
+
+INVALID_TRANSACTIONS = (
+    "",
+    "[1]",
+    '{"paymentAmount":1}',
+    '{"eventTime":"123","payerId":"p"}',
+    '{"eventTime":1.5,"payerId":"p"}',
+    '{"eventTime":true,"payerId":"p"}',
+    '{"eventTime":-1,"payerId":"p"}',
+    '{"eventTime":1e30,"payerId":"p"}',
+    '{"eventTime":null,"payerId":"p"}',
+    '{"eventTime":1.0E3,"payerId":"p","paymentAmount":"2.50"}',
+    '{"eventTime":1000,"payerId":"p"}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":"abc"}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":null}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":false}',
+    r'{"eventTime":1000,"payerId":"p","paymentAmount":"it\u0027s"}',
+    r'{"eventTime":1000,"payerId":"p","paymentAmount":"\"q\" it\u0027s \\ \n \u0001 \u00e9 \u200b \ud834\udd1e"}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":[1, "x", 0.5, null, true]}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":{"a": "b", "c": {"d": 1.50}}}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":"1e500"}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":1e500}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":0.1e-150}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":" 1"}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":"1."}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":".5e-3", "transactionId": 12345678901234567890}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":"1", "transactionId": ""}',
+    r'{"eventTime":1000,"payerId":"p","paymentAmount":"1", "transactionId": "\u00e9\ud834\udd1e\""}',
+    '{"eventTime":1000,"payerId":"p","paymentAmount":"1", "paymentAmount": "abc"}',
+)
+
+
+@pytest.mark.parametrize("text", INVALID_TRANSACTIONS)
+def test_jvm_invalid_reasons_and_alerts_match_python(jvm_engine: JvmEngine, text: str) -> None:
+    expected = python_outcomes([SUM_RULE], [text], lateness_ms=60_000)
+    assert jvm_outcomes(jvm_engine, [SUM_RULE], [text], lateness_ms=60_000) == expected
+
+
+CODEC_VALUES = (
+    r'[null, true, false, "", "x", "\u00e9\ud834\udd1e\u0000", "1.50", 0, -1, 12345678901234567890123, 1.50, 1E+3,'
+    r' 0.000, -1e-400, 123456789.123456789e-30, [1, [2.0, {"a": null}]], {"b": 1, "a": "z", "": []}]'
+)
+
+
+def test_jvm_event_codec_round_trips_values_exactly(jvm_engine: JvmEngine) -> None:
+    response = jvm_engine.call(f'{{"codecRoundTrip": {CODEC_VALUES}}}')
+    assert response["roundTrip"] is True
+    expected = [*json.loads(CODEC_VALUES, parse_float=Decimal), "<MISSING>"]
+    assert response["values"] == expected
+    assert [str(value) for value in response["values"]] == [str(value) for value in expected]  # digits kept
+
+
+def test_jvm_event_codec_round_trips_lone_surrogates(jvm_engine: JvmEngine) -> None:
+    assert jvm_engine.call(r'{"codecRoundTrip": ["\ud800", {"\udfff": "a\ud800b"}]}')["roundTrip"] is True
+
+
+UNPARSEABLE_TRANSACTIONS = (
+    '{"eventTime":1',
+    '{"eventTime":1} x',
+    '{"eventTime":1}{}',
+    "NaN",
+    '{"eventTime":1,"paymentAmount":NaN}',
+    '{"eventTime":1,"paymentAmount":-Infinity}',
+    '\ufeff{"eventTime":1}',
+    '{"eventTime":01}',
+    "{'eventTime':1}",
+    '{"eventTime":1,}',
+    '{"eventTime":1,"a":"\x01"}',
+    " ",
+)
+
+
+@pytest.mark.parametrize("text", UNPARSEABLE_TRANSACTIONS)
+def test_jvm_refuses_what_python_cannot_parse(jvm_engine: JvmEngine, text: str) -> None:
+    # Both say "unparseable: <detail>"; the detail is each JSON parser's own message.
+    (expected,) = python_outcomes([SUM_RULE], [text], lateness_ms=60_000)
+    (actual,) = jvm_outcomes(jvm_engine, [SUM_RULE], [text], lateness_ms=60_000)
+    assert expected.invalid_reason is not None and expected.invalid_reason.startswith("unparseable: ")
+    assert actual.invalid_reason is not None and actual.invalid_reason.startswith("unparseable: ")
+    assert (actual.alerts, actual.late_groups) == ((), ())

@@ -1,0 +1,156 @@
+package io.fraudstream.evaluator.core;
+
+import java.math.BigDecimal;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongPredicate;
+
+/**
+ * Minimum (or maximum) of member values in the frontier window, by two monotonic deques: {@code settled} covers
+ * {@code [M - windowMs, M - latenessMs)}, which only grows at the back; {@code tail} covers {@code [max(M - windowMs,
+ * M - latenessMs), M]}, where out-of-order insertions land. Each deque holds the members that beat every later
+ * member, so its front is its extreme.
+ */
+final class ExtremeWindow implements WindowAggregator {
+  private record Candidate(long timeMs, BigDecimal value) {}
+
+  private final long windowMs;
+  private final long latenessMs;
+  private final ValueOf valueOf;
+  private final boolean preferLow;
+  private Long maxMs;
+  private final ArrayDeque<Candidate> settled = new ArrayDeque<>();
+  private final ArrayDeque<Candidate> tail = new ArrayDeque<>();
+  private long settledEnd;
+
+  ExtremeWindow(
+      EventLog log, Long maxEventTimeMs, long windowMs, long latenessMs, ValueOf valueOf, boolean preferLow) {
+    this.windowMs = windowMs;
+    this.latenessMs = latenessMs;
+    this.valueOf = valueOf;
+    this.preferLow = preferLow;
+    this.maxMs = maxEventTimeMs;
+    long end = log.endIndex();
+    if (maxEventTimeMs == null) {
+      settledEnd = end;
+      return;
+    }
+    long settledMs = maxEventTimeMs - latenessMs;
+    long lowMs = maxEventTimeMs - windowMs;
+    settledEnd = log.indexAtOrAfter(settledMs);
+    for (long index = log.indexAtOrAfter(lowMs); index < settledEnd; index++) {
+      push(settled, log, index);
+    }
+    for (long index = log.indexAtOrAfter(Math.max(lowMs, settledMs)); index < end; index++) {
+      push(tail, log, index);
+    }
+  }
+
+  private boolean beats(BigDecimal left, BigDecimal right) {
+    int c = left.compareTo(right);
+    return preferLow ? c < 0 : c > 0;
+  }
+
+  private void push(ArrayDeque<Candidate> candidates, EventLog log, long index) {
+    BigDecimal value = valueOf.of(log.eventAt(index));
+    if (value == null) {
+      return;
+    }
+    while (!candidates.isEmpty() && !beats(candidates.peekLast().value(), value)) {
+      candidates.pollLast();
+    }
+    candidates.addLast(new Candidate(log.timeAt(index), value));
+  }
+
+  private void insertIntoTail(long eventTimeMs, BigDecimal value) {
+    List<Candidate> later = new ArrayList<>();
+    while (!tail.isEmpty() && tail.peekLast().timeMs() > eventTimeMs) {
+      later.add(tail.pollLast());
+    }
+    if (later.isEmpty() || beats(value, later.get(later.size() - 1).value())) {
+      while (!tail.isEmpty() && !beats(tail.peekLast().value(), value)) {
+        tail.pollLast();
+      }
+      tail.addLast(new Candidate(eventTimeMs, value));
+    }
+    for (int i = later.size() - 1; i >= 0; i--) {
+      tail.addLast(later.get(i));
+    }
+  }
+
+  @Override
+  public void onInsert(EventLog log, long index) {
+    long eventTimeMs = log.timeAt(index);
+    if (maxMs == null || eventTimeMs >= maxMs) {
+      maxMs = eventTimeMs;
+      long settledMs = eventTimeMs - latenessMs;
+      long lowMs = eventTimeMs - windowMs;
+      while (log.timeAt(settledEnd) < settledMs) {
+        if (log.timeAt(settledEnd) >= lowMs) {
+          push(settled, log, settledEnd);
+        }
+        settledEnd++;
+      }
+      while (!settled.isEmpty() && settled.peekFirst().timeMs() < lowMs) {
+        settled.pollFirst();
+      }
+      long tailLowMs = Math.max(lowMs, settledMs);
+      while (!tail.isEmpty() && tail.peekFirst().timeMs() < tailLowMs) {
+        tail.pollFirst();
+      }
+      push(tail, log, index);
+    } else if (eventTimeMs >= maxMs - windowMs) {
+      BigDecimal value = valueOf.of(log.eventAt(index));
+      if (value != null) {
+        insertIntoTail(eventTimeMs, value);
+      }
+    }
+  }
+
+  private BigDecimal best(BigDecimal left, BigDecimal right) {
+    if (left == null) {
+      return right;
+    }
+    if (right == null) {
+      return left;
+    }
+    return beats(right, left) ? right : left;
+  }
+
+  private BigDecimal scan(EventLog log, BigDecimal best, long fromMs, LongPredicate stop) {
+    long end = log.endIndex();
+    for (long index = log.indexAtOrAfter(fromMs); index < end && !stop.test(log.timeAt(index)); index++) {
+      best = best(best, valueOf.of(log.eventAt(index)));
+    }
+    return best;
+  }
+
+  @Override
+  public WindowAggregate query(EventLog log, long eventTimeMs) {
+    if (maxMs == null) {
+      throw new IllegalStateException("query before any insertion");
+    }
+    BigDecimal best = settled.isEmpty() ? null : settled.peekFirst().value();
+    if (eventTimeMs >= maxMs) {
+      return new WindowAggregate(BigDecimal.ZERO, 0, best(best, tail.isEmpty() ? null : tail.peekFirst().value()));
+    }
+    // [t - w, t] = settled deque [M - w, M - L) + scan [t - w, min(M - w, M - L))
+    //   + scan [max(t - w, M - L), min(d, t + 1)) + the tail's part [d, t],
+    // d = max(M - w, M - L) being where the tail deque starts. The tail's front is the extreme of [d, M]: when it
+    // lies at or before t it is also the extreme of [d, t], so only a tail whose extreme came after t (rare for small
+    // disorder) is scanned; the other scans span at most M - t.
+    long settledMs = maxMs - latenessMs;
+    long stopMs = Math.min(maxMs - windowMs, settledMs);
+    long tailStartMs = Math.max(maxMs - windowMs, settledMs);
+    long lowMs = eventTimeMs - windowMs;
+    best = scan(log, best, lowMs, time -> time >= stopMs);
+    long tailStopMs = Math.min(tailStartMs, eventTimeMs + 1);
+    best = scan(log, best, Math.max(lowMs, settledMs), time -> time >= tailStopMs);
+    if (!tail.isEmpty() && tail.peekFirst().timeMs() <= eventTimeMs) {
+      return new WindowAggregate(BigDecimal.ZERO, 0, best(best, tail.peekFirst().value()));
+    }
+    best = scan(log, best, tailStartMs, time -> time > eventTimeMs);
+    return new WindowAggregate(BigDecimal.ZERO, 0, best);
+  }
+}

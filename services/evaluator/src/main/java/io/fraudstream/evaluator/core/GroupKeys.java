@@ -1,0 +1,84 @@
+package io.fraudstream.evaluator.core;
+
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.zip.CRC32;
+
+/**
+ * Group names and their buckets.
+ *
+ * <p>{@link #groupKey} is exactly Python's {@code engine.group_key}: the compact JSON {@code [[names],[values]]},
+ * non-ASCII unescaped, object keys sorted; numbers compared by value ({@code 7}, {@code 7.0}, {@code 7E0} are one
+ * group, integral decimals written as integers, others normalized) while a number and a string stay different.
+ */
+public final class GroupKeys {
+  private GroupKeys() {}
+
+  /** The group of {@code fields} in {@code keyGroup} (sorted names); null if a grouping field is missing. */
+  public static String groupKey(List<String> keyGroup, Map<String, Object> fields) {
+    List<Object> values = new ArrayList<>(keyGroup.size());
+    for (String name : keyGroup) {
+      if (!fields.containsKey(name)) {
+        return null;
+      }
+      values.add(canonicalKeyValue(fields.get(name)));
+    }
+    StringBuilder out = new StringBuilder();
+    out.append('[');
+    Json.write(keyGroup, out, true);
+    out.append(',');
+    Json.write(values, out, true);
+    out.append(']');
+    return out.toString();
+  }
+
+  private static Object canonicalKeyValue(Object value) {
+    if (value instanceof BigDecimal d) {
+      BigDecimal normalized = d.signum() == 0 ? BigDecimal.ZERO : d.stripTrailingZeros();
+      if (normalized.scale() <= 0 && Decimals.adjusted(normalized) < Decimals.AMOUNT_DIGITS) {
+        return normalized.toBigIntegerExact();
+      }
+      return normalized;
+    }
+    if (value instanceof List<?> list) {
+      List<Object> items = new ArrayList<>(list.size());
+      for (Object item : list) {
+        items.add(canonicalKeyValue(item));
+      }
+      return items;
+    }
+    if (value instanceof Map<?, ?> map) {
+      Map<String, Object> items = new LinkedHashMap<>();
+      for (Map.Entry<?, ?> entry : map.entrySet()) {
+        items.put((String) entry.getKey(), canonicalKeyValue(entry.getValue()));
+      }
+      return items;
+    }
+    return value;
+  }
+
+  /** The key group (sorted field names) a group key names. */
+  public static List<String> keyGroupOf(String groupKey) {
+    try {
+      Object parsed = Json.parse(groupKey);
+      List<String> names = new ArrayList<>();
+      for (Object name : (List<?>) ((List<?>) parsed).get(0)) {
+        names.add((String) name);
+      }
+      return names;
+    } catch (JsonValueException | ClassCastException | IndexOutOfBoundsException exc) {
+      throw new IllegalArgumentException("not a group key: " + groupKey, exc);
+    }
+  }
+
+  /** {@code zlib.crc32(utf8(groupKey)) % buckets}, as Python's records.bucket_of. */
+  public static int bucketOf(String groupKey, int buckets) {
+    CRC32 crc = new CRC32();
+    crc.update(groupKey.getBytes(StandardCharsets.UTF_8));
+    return (int) (crc.getValue() % buckets);
+  }
+}

@@ -1,0 +1,7 @@
+package io.fraudstream.evaluator.core;
+
+/** A rule's state: a PAUSE rule raises nothing. */
+public enum RuleState {
+  ACTIVE,
+  PAUSE
+}

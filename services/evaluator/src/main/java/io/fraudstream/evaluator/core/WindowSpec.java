@@ -1,0 +1,62 @@
+package io.fraudstream.evaluator.core;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What one rule needs from a group's window. Equal specs (all but {@code valueOf}) mean an existing aggregator can
+ * be kept; {@code key} is (uid, window start seq, window start ts, field projection).
+ */
+final class WindowSpec {
+  enum Kind {
+    SUM_COUNT,
+    MIN,
+    MAX;
+
+    static Kind of(AggregatorFunction function) {
+      return switch (function) {
+        case MIN -> MIN;
+        case MAX -> MAX;
+        default -> SUM_COUNT;
+      };
+    }
+  }
+
+  record Key(String uid, long windowStartSeq, long windowStartTsMs, List<String> fieldNames) {}
+
+  final Key key;
+  final Kind kind;
+  final long windowMs;
+  final long latenessMs;
+  final ValueOf valueOf;
+
+  WindowSpec(Key key, Kind kind, long windowMs, long latenessMs, ValueOf valueOf) {
+    this.key = key;
+    this.kind = kind;
+    this.windowMs = windowMs;
+    this.latenessMs = latenessMs;
+    this.valueOf = valueOf;
+  }
+
+  /** A fresh aggregator over the log's current content. */
+  WindowAggregator build(EventLog log, Long maxEventTimeMs) {
+    if (kind == Kind.SUM_COUNT) {
+      return new SumCountWindow(log, maxEventTimeMs, windowMs, valueOf);
+    }
+    return new ExtremeWindow(log, maxEventTimeMs, windowMs, latenessMs, valueOf, kind == Kind.MIN);
+  }
+
+  @Override
+  public boolean equals(Object other) {
+    return other instanceof WindowSpec that
+        && key.equals(that.key)
+        && kind == that.kind
+        && windowMs == that.windowMs
+        && latenessMs == that.latenessMs;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(key, kind, windowMs, latenessMs);
+  }
+}
