@@ -29,9 +29,9 @@ COUNT_EVERY_TRANSACTION = {
 }
 
 
-def _detector(kafka: KafkaSettings, topics: Topics, checkpoint: Path, log: Path) -> ManagedProcess:
+def _detector(kafka: KafkaSettings, topics: Topics, checkpoint: Path, log: Path, evaluator: str) -> ManagedProcess:
     argv = [sys.executable, "-m", "fraudstream_detector", "--checkpoint-dir", str(checkpoint)]
-    argv += ["--metrics-port", str(free_port()), "--starting-offsets", "earliest"]
+    argv += ["--metrics-port", str(free_port()), "--starting-offsets", "earliest", "--evaluator", evaluator]
     env = {"KAFKA_BOOTSTRAP": kafka.bootstrap, **topics.as_env()}
     return ManagedProcess("detector", argv, log, env=env).start()
 
@@ -40,14 +40,29 @@ def _alert_ids(messages: list[object]) -> list[str]:
     return [json.loads(m.value())["alertId"] for m in messages]  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(
+    "evaluator",
+    [
+        "python",
+        pytest.param(
+            "jvm",
+            marks=pytest.mark.xfail(
+                strict=False,  # the race is timing-dependent: a run can pass
+                reason="known defect (issue 5): under Real-time Mode a restarted query reads the transactions backlog "
+                "and the rules topic concurrently, so backlog transactions can reach a bucket before their rule is "
+                "re-read and are evaluated without it (alerts missing after restart)",
+            ),
+        ),
+    ],
+)
 def test_kill_9_mid_stream_then_restart_loses_no_alert(
-    kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
+    kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path, evaluator: str
 ) -> None:
     ensure_topics(kafka_settings, contract_topics(unique_topics))
     script = Script(kafka_settings, unique_topics)
     script.rule("crash/every-tx", COUNT_EVERY_TRANSACTION)
     total = 120
-    detector = _detector(kafka_settings, unique_topics, tmp_path / "checkpoint", tmp_path / "detector-1.log")
+    detector = _detector(kafka_settings, unique_topics, tmp_path / "checkpoint", tmp_path / "detector-1.log", evaluator)
     try:
         # The first transactions go in, then the detector is killed while the rest keep arriving.
         first = [{"transactionId": f"t{i}", "eventTime": script.next_ts_ms, "payerId": f"p{i % 7}"} for i in range(40)]
@@ -63,7 +78,9 @@ def test_kill_9_mid_stream_then_restart_loses_no_alert(
         os.killpg(detector.pid, signal.SIGKILL)
         detector.stop()
         feeder.join()
-        detector = _detector(kafka_settings, unique_topics, tmp_path / "checkpoint", tmp_path / "detector-2.log")
+        detector = _detector(
+            kafka_settings, unique_topics, tmp_path / "checkpoint", tmp_path / "detector-2.log", evaluator
+        )
         expected = {alert_id("crash/every-tx", f"t{i}") for i in range(total)}
         got = consume_until(
             kafka_settings,
