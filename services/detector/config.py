@@ -31,6 +31,7 @@ class DetectorConfig:
     evaluator: str = "jvm"
     checkpoint_interval: str = "5 minutes"
     driver_memory: str = ""
+    rules_catch_up_timeout_ms: int = 60_000
 
     @property
     def buckets(self) -> int:
@@ -78,6 +79,13 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         "Spark master (default local[8] for jvm: a task slot per stage; local[2] for python)",
     )
     opt("--sweep-interval-ms", "DETECTOR_SWEEP_INTERVAL_MS", "600000", "idle key-group sweep period", type=int)
+    opt(
+        "--rules-catch-up-timeout-ms",
+        "DETECTOR_RULES_CATCH_UP_TIMEOUT_MS",
+        "60000",
+        "jvm evaluator: longest a task holds transactions until it has read the rules topic to its end",
+        type=int,
+    )
     args = p.parse_args(argv)
     return DetectorConfig(
         kafka=KafkaSettings.from_env(env),
@@ -94,4 +102,5 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         evaluator=args.evaluator,
         checkpoint_interval=args.checkpoint_interval,
         driver_memory=args.driver_memory,
+        rules_catch_up_timeout_ms=args.rules_catch_up_timeout_ms,
     )

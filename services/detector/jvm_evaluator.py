@@ -46,6 +46,7 @@ def build_jvm_query(spark: SparkSession, cfg: DetectorConfig) -> StreamingQuery:
         "buckets": str(cfg.buckets),
         "latenessMs": str(cfg.lateness_ms),
         "sweepIntervalMs": str(cfg.sweep_interval_ms),
+        "rulesCatchUpTimeoutMs": str(cfg.rules_catch_up_timeout_ms),
         "queryName": QUERY_NAME,
         "trigger": f"realtime:{cfg.checkpoint_interval}",
     }

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
-# Fine below 300 ms, where the budget is, so that quantiles interpolated from the buckets are close to the truth.
+# Fine up to 500 ms, where the budget is, so that quantiles interpolated from the buckets are close to the truth
+# (make bench holds them within 20% of its independent measurement at p50 and p99).
 LATENCY_BUCKETS_S = (
-    0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75,
-    1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0,
+    0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45,
+    0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 120.0,
 )  # fmt: skip
 
 ALERT_LATENCY = Histogram(

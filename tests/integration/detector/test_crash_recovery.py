@@ -40,21 +40,9 @@ def _alert_ids(messages: list[object]) -> list[str]:
     return [json.loads(m.value())["alertId"] for m in messages]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(
-    "evaluator",
-    [
-        "python",
-        pytest.param(
-            "jvm",
-            marks=pytest.mark.xfail(
-                strict=False,  # the race is timing-dependent: a run can pass
-                reason="known defect (issue 5): under Real-time Mode a restarted query reads the transactions backlog "
-                "and the rules topic concurrently, so backlog transactions can reach a bucket before their rule is "
-                "re-read and are evaluated without it (alerts missing after restart)",
-            ),
-        ),
-    ],
-)
+# Under Real-time Mode the restarted query reads the transactions backlog and the rules topic concurrently; the
+# rules catch-up barrier (RulesCatchUp.java) is what keeps the backlog from being evaluated before its rule.
+@pytest.mark.parametrize("evaluator", ["python", "jvm"])
 def test_kill_9_mid_stream_then_restart_loses_no_alert(
     kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path, evaluator: str
 ) -> None:

@@ -30,6 +30,10 @@ def test_flags_override_environment_which_overrides_defaults() -> None:
 def test_the_jvm_evaluator_is_the_default_with_a_task_slot_per_stage() -> None:
     cfg = parse_config([], env={})
     assert (cfg.evaluator, cfg.master, cfg.checkpoint_interval) == ("jvm", "local[8]", "5 minutes")
+    assert cfg.rules_catch_up_timeout_ms == 60_000
+    env = {"DETECTOR_RULES_CATCH_UP_TIMEOUT_MS": "5000"}
+    assert parse_config([], env).rules_catch_up_timeout_ms == 5_000
+    assert parse_config(["--rules-catch-up-timeout-ms", "7000"], env).rules_catch_up_timeout_ms == 7_000
 
 
 def test_the_python_evaluator_keeps_two_slots_unless_a_master_is_given() -> None:

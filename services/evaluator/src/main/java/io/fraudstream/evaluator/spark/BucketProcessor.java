@@ -33,7 +33,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * record) are reported by bucket 0 alone, so each transaction is counted once; a late verdict is reported by the
  * owner of the group it was late for. Records of one call are processed in {@link InputRecord#compare} order; under
  * Real-time Mode a call holds one record, in arrival order. Groups idle past their retention are swept every
- * {@code sweepIntervalMs} of processing time.
+ * {@code sweepIntervalMs} of processing time. Each task holds a bucket's records until it has read the rules topic
+ * up to where it ended when the task started ({@link RulesCatchUp}), so a restart's backlog is never evaluated
+ * without the rules that preceded it.
  */
 public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> {
   private static final long serialVersionUID = 1L;
@@ -42,19 +44,26 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
   private final long latenessMs;
   private final long sweepIntervalMs;
   private final String instance;
+  private final RulesTopic rulesTopic;
   private transient ValueState<Long> generation;
   private transient ValueState<byte[]> engineState;
   private transient MapState<String, byte[]> heads;
   private transient MapState<String, byte[]> events;
+  private transient MapState<Integer, Long> rulesOffsets;
   private transient EvaluatorMetrics metrics;
   private transient Map<Integer, BucketState> claimed;
+  private transient Map<Integer, RulesCatchUp> catchUps;
 
-  /** {@code instance} names the detector (its checkpoint location): caches and metrics are kept per instance. */
-  public BucketProcessor(int buckets, long latenessMs, long sweepIntervalMs, String instance) {
+  /**
+   * {@code instance} names the detector (its checkpoint location): caches and metrics are kept per instance;
+   * {@code rulesTopic} is where the rule messages come from.
+   */
+  BucketProcessor(int buckets, long latenessMs, long sweepIntervalMs, String instance, RulesTopic rulesTopic) {
     this.buckets = buckets;
     this.latenessMs = latenessMs;
     this.sweepIntervalMs = sweepIntervalMs;
     this.instance = instance;
+    this.rulesTopic = rulesTopic;
   }
 
   @Override
@@ -63,20 +72,30 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
     engineState = getHandle().getValueState("engine", Encoders.BINARY(), TTLConfig.NONE());
     heads = getHandle().getMapState("heads", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
     events = getHandle().getMapState("events", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
+    rulesOffsets = getHandle().getMapState("rulesOffsets", Encoders.INT(), Encoders.LONG(), TTLConfig.NONE());
     metrics = EvaluatorMetrics.of(instance);
     claimed = new HashMap<>();
+    catchUps = new HashMap<>();
   }
 
   @Override
   public Iterator<Row> handleInputRows(Integer bucket, Iterator<Row> rows, TimerValues timerValues) {
-    List<InputRecord> records = new ArrayList<>();
+    List<InputRecord> received = new ArrayList<>();
     while (rows.hasNext()) {
-      records.add(InputRecord.of(rows.next()));
+      received.add(InputRecord.of(rows.next()));
     }
-    if (records.size() > 1) {
-      records.sort(InputRecord::compare);
+    if (received.size() > 1) {
+      received.sort(InputRecord::compare);
     }
     long nowMs = System.currentTimeMillis();
+    RulesCatchUp catchUp =
+        catchUps.computeIfAbsent(
+            bucket,
+            b -> new RulesCatchUp(rulesTopic.endOffsets(), rulesOffsets::getValue, nowMs, rulesTopic.catchUpTimeoutMs()));
+    List<InputRecord> records = catchUp.admit(received, nowMs);
+    if (records.isEmpty()) {
+      return CollectionConverters.asScala(List.<Row>of().iterator());
+    }
     // One task (of one micro-batch, or of one Real-time Mode batch) claims its buckets once.
     BucketState state =
         claimed.computeIfAbsent(
@@ -99,6 +118,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
         } catch (InvalidRuleException e) {
           // The operator publishes only validated rules; a foreign message changes nothing.
         }
+        rulesOffsets.updateValue(record.partition(), record.offset());
         continue;
       }
       Transaction tx;

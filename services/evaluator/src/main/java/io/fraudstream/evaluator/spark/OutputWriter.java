@@ -35,13 +35,7 @@ public final class OutputWriter extends ForeachWriter<Row> {
 
   /** {@code kafkaOptions} are the Spark Kafka options ({@code kafka.}-prefixed client properties). */
   public OutputWriter(Map<String, String> kafkaOptions, String alertsTopic, String dlqTopic, String instance) {
-    Map<String, String> config = new HashMap<>();
-    kafkaOptions.forEach(
-        (key, value) -> {
-          if (key.startsWith("kafka.")) {
-            config.put(key.substring("kafka.".length()), value);
-          }
-        });
+    Map<String, String> config = KafkaClients.clientConfig(kafkaOptions);
     config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     config.put(ProducerConfig.ACKS_CONFIG, "all");
     config.put(ProducerConfig.LINGER_MS_CONFIG, "0");

@@ -35,7 +35,7 @@ public final class RealTimeDetector {
   /**
    * Starts the query. {@code kafkaOptions} are the Spark Kafka options (bootstrap servers, security);
    * {@code settings} holds: transactionsTopic, rulesTopic, alertsTopic, dlqTopic, checkpointDir, startingOffsets,
-   * buckets, latenessMs, sweepIntervalMs, queryName, trigger ("realtime:&lt;interval&gt;" or
+   * buckets, latenessMs, sweepIntervalMs, rulesCatchUpTimeoutMs, queryName, trigger ("realtime:&lt;interval&gt;" or
    * "microbatch:&lt;interval&gt;").
    */
   public static StreamingQuery start(
@@ -52,7 +52,11 @@ public final class RealTimeDetector {
             buckets,
             Long.parseLong(settings.get("latenessMs")),
             Long.parseLong(settings.get("sweepIntervalMs")),
-            checkpointDir);
+            checkpointDir,
+            new RulesTopic(
+                KafkaClients.clientConfig(kafkaOptions),
+                settings.get("rulesTopic"),
+                Long.parseLong(settings.get("rulesCatchUpTimeoutMs"))));
     Dataset<Row> evaluated =
         fanned
             .groupByKey((MapFunction<Row, Integer>) row -> row.getInt(7), Encoders.INT())
