@@ -6,8 +6,9 @@ PYTEST_ARGS ?=
 CODE := $(wildcard src operator services tests bench)
 
 BENCH_ARGS ?=
+SWEEP_ARGS ?=
 
-.PHONY: help install lint test run up down clean bench
+.PHONY: help install lint test run up down clean bench bench-sweep
 
 help:
 	@echo "make run    - start the whole local stack in the foreground (Ctrl-C stops it)"
@@ -15,6 +16,7 @@ help:
 	@echo "make down   - stop it"
 	@echo "make test   - lint, type-check, unit and integration tests against real Kafka, kube-apiserver and Spark"
 	@echo "make bench  - end-to-end alert latency benchmark; BENCH_ARGS=\"--rate 500 --duration-s 60\" passes options"
+	@echo "make bench-sweep - the highest rate that holds p99 <= 500 ms; SWEEP_ARGS=\"--rates 1000,1500\" passes options"
 
 install:
 	@scripts/provision.sh all monitoring monitoring-crds
@@ -35,6 +37,9 @@ up: install
 
 bench: install
 	$(PY) -m bench.run $(BENCH_ARGS)
+
+bench-sweep: install
+	$(PY) -m bench.sweep $(SWEEP_ARGS)
 
 down:
 	@if [ -x $(PY) ]; then $(PY) -m fraudstream_localstack down; else echo "fraudstream: down"; fi

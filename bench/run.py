@@ -159,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--payers", type=int, default=100_000)
     p.add_argument("--detector-arg", action="append", default=[], help="extra detector flag (repeatable)")
     p.add_argument("--label", default="", help="free text recorded with the result (e.g. the lever tried)")
+    p.add_argument("--output", type=Path, default=RESULTS / "latest.json", help="result JSON; the plot goes next to it")
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="fraudstream-bench-"))
     metrics_port = free_port()
@@ -250,9 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     result["detector_agrees"] = agrees(result["detector_p50_ms"], result["p50_ms"]) and agrees(
         result["detector_p99_ms"], result["p99_ms"]
     )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "latest.json").write_text(json.dumps(result, indent=2) + "\n")
-    plot(RESULTS / "latest.png", measured, start_ms)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=2) + "\n")
+    plot(args.output.with_suffix(".png"), measured, start_ms)
     append_markdown(result)
     print(json.dumps(result, indent=2))
     return 0

@@ -5,8 +5,8 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -18,6 +18,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  */
 record RulesTopic(Map<String, String> clientConfig, String topic, long catchUpTimeoutMs) implements Serializable {
   private static final Duration LOOKUP_TIMEOUT = Duration.ofSeconds(60);
+  /** One consumer per JVM and client configuration, kept: a lookup is on the path of every task's first record. */
+  private static final Map<Map<String, String>, KafkaConsumer<byte[], byte[]>> CONSUMERS = new ConcurrentHashMap<>();
 
   RulesTopic {
     clientConfig = Map.copyOf(clientConfig);
@@ -28,16 +30,22 @@ record RulesTopic(Map<String, String> clientConfig, String topic, long catchUpTi
    * TimeoutException when the broker does not answer within a minute: the task fails and Spark retries it.
    */
   Map<Integer, Long> endOffsets() {
-    Map<String, Object> props = new HashMap<>(clientConfig);
-    props.put("client.id", "fraudstream-rules-end");
-    try (KafkaConsumer<byte[], byte[]> consumer =
-        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-      List<PartitionInfo> infos = consumer.partitionsFor(topic, LOOKUP_TIMEOUT);
+    KafkaConsumer<byte[], byte[]> consumer = CONSUMERS.computeIfAbsent(clientConfig, RulesTopic::consumer);
+    // A KafkaConsumer is not thread-safe; the buckets' tasks of one JVM take turns.
+    synchronized (consumer) {
       List<TopicPartition> partitions =
-          infos.stream().map(info -> new TopicPartition(topic, info.partition())).toList();
+          consumer.partitionsFor(topic, LOOKUP_TIMEOUT).stream()
+              .map(info -> new TopicPartition(topic, info.partition()))
+              .toList();
       Map<Integer, Long> ends = new HashMap<>();
       consumer.endOffsets(partitions, LOOKUP_TIMEOUT).forEach((tp, end) -> ends.put(tp.partition(), end));
       return ends;
     }
+  }
+
+  private static KafkaConsumer<byte[], byte[]> consumer(Map<String, String> config) {
+    Map<String, Object> props = new HashMap<>(config);
+    props.put("client.id", "fraudstream-rules-end");
+    return new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
   }
 }
