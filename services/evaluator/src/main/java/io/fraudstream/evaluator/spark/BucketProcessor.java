@@ -156,7 +156,10 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
                 .toRow());
       }
     }
-    boolean swept = state.sweepDue(nowMs, sweepIntervalMs) && groups.sweep() >= 0;
+    boolean swept = state.sweepDue(nowMs, sweepIntervalMs);
+    if (swept) {
+      groups.sweep();
+    }
     groups.flush();
     if (rulesChanged || swept) {
       // The rule set (and the engine's clock) is written when rules change and at each sweep; a restore with an

@@ -34,19 +34,19 @@ import scala.Tuple2;
 final class BucketState {
   private static final char SEPARATOR = '\u0001';
   /**
-   * What one cached event holds on the heap with its share of the window's indexes and aggregators, measured: in the
-   * 1 000 tx/s benchmark the detector JVM's heap after GC grew by ~1.55 GB for ~1.5 million cached events.
+   * What one cached event holds on the heap with its share of the window's indexes and aggregators, measured: at the
+   * end of a 15-minute 1 000 tx/s benchmark the detector JVM retained ~2.9 GB after GC for ~3.6 million cached events.
    */
-  private static final long BYTES_PER_CACHED_EVENT = 1_024;
+  private static final long BYTES_PER_CACHED_EVENT = 800;
 
   /**
-   * The decoded events all buckets of this JVM keep: about a third of the heap. Least recently used groups beyond it
-   * are dropped from the cache (the store keeps them; a later use reloads), but never a group the current call used:
-   * it would be reloaded whole at its next record. So groups hot enough to be used by every call stay cached however
-   * large their windows grow.
+   * The decoded events all buckets of this JVM keep: about two thirds of the heap. Least recently used groups beyond
+   * it are dropped from the cache (the store keeps them; a later use reloads the whole window, which costs a store
+   * read per event: a smaller cache that evicts groups still in use thrashes and falls behind, see docs/BENCHMARKS.md),
+   * but never a group the current call used: it would be reloaded at its next record.
    */
   private static final long MAX_CACHED_EVENTS =
-      Math.max(100_000L, Runtime.getRuntime().maxMemory() / 3 / BYTES_PER_CACHED_EVENT);
+      Math.max(100_000L, Runtime.getRuntime().maxMemory() * 2 / 3 / BYTES_PER_CACHED_EVENT);
 
   private static final Map<String, BucketState> CACHES = new ConcurrentHashMap<>();
 

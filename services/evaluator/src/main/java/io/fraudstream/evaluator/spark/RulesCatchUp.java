@@ -43,11 +43,6 @@ final class RulesCatchUp {
     this.deadlineMs = nowMs + timeoutMs;
   }
 
-  /** Whether records still wait for the rules. */
-  boolean holding() {
-    return held != null;
-  }
-
   /** The records to evaluate now, in order: none while holding, everything held when the barrier lifts. */
   List<InputRecord> admit(List<InputRecord> records, long nowMs) {
     if (held == null) {
