@@ -10,17 +10,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from bench import run
 
 SHORTFALL = 0.02
 
 
-def holds(step: dict[str, object]) -> bool:
+def holds(step: Mapping[str, Any]) -> bool:
     """Whether a step kept its rate (within 2%) and its end-to-end p99 within 500 ms."""
-    rate, achieved, p99 = (float(str(step[k])) for k in ("rate_tps", "achieved_tps", "p99_ms"))
-    return achieved >= rate * (1 - SHORTFALL) and p99 <= 500
+    return float(step["achieved_tps"]) >= float(step["rate_tps"]) * (1 - SHORTFALL) and float(step["p99_ms"]) <= 500
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--payers", type=int, default=100_000)
     p.add_argument("--results", type=Path, default=run.RESULTS)
     args = p.parse_args(argv)
-    steps: list[dict[str, object]] = []
+    steps: list[dict[str, Any]] = []
     for rate in (float(r) for r in args.rates.split(",")):
         output = args.results / f"sweep-{rate:.0f}.json"
         run.main(
