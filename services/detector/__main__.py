@@ -1,4 +1,9 @@
-"""`python -m fraudstream_detector`: run the detector until SIGINT/SIGTERM, restarting the query after failures."""
+"""`python -m fraudstream_detector`: run the detector until SIGINT/SIGTERM, restarting the query after failures.
+
+Start-up waits for Kafka for as long as it takes (saying so), creates missing topics, and checks that the output
+topics can take any transaction the input topic accepts (logging what to change when they cannot). While running,
+a watchdog keeps liveness (`/livez`), the input lag and the pending input current.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +13,64 @@ import sys
 import threading
 import time
 
-from prometheus_client import start_http_server
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from fraudstream_kafka.topics import contract_topics, ensure_topics
+from fraudstream_kafka.settings import ConfigValue, KafkaSettings
+from fraudstream_kafka.topics import ensure_contract_topics, output_headroom_problems
 
-from .config import parse_config
+from . import metrics
+from .config import DetectorConfig, parse_config
+from .endpoints import Endpoints
 from .job import ProgressMetrics, build_query
 from .jvm_evaluator import MetricsBridge, build_jvm_query
+from .liveness import Liveness, Progress
 from .session import build_session
 from .sink import BatchSink
 
 log = logging.getLogger("fraudstream_detector")
 HEALTHY_RUN_S = 60.0
+WATCH_INTERVAL_S = 5.0
+
+
+def wait_for_topics(cfg: DetectorConfig, stop: threading.Event) -> dict[str, int] | None:
+    """Creates the contract's missing topics and returns their max.message.bytes, retrying while Kafka cannot be
+    reached; None if stopped first."""
+    delay_s = 1.0
+    while not stop.is_set():
+        try:
+            return ensure_contract_topics(cfg.kafka, cfg.topics, timeout_s=10)
+        except (KafkaException, RuntimeError) as exc:
+            log.warning("waiting for Kafka at %s (retrying in %.0f s): %s", cfg.kafka.bootstrap, delay_s, exc)
+            stop.wait(delay_s)
+            delay_s = min(delay_s * 2, 30.0)
+    return None
+
+
+class EndOffsets:
+    """The transactions topic's end offsets per partition, or None while they cannot be read."""
+
+    def __init__(self, kafka: KafkaSettings, topic: str) -> None:
+        self._topic = topic
+        config: dict[str, ConfigValue] = {"group.id": "fraudstream-detector-watch", "log_level": 0}
+        self._consumer = Consumer(kafka.client_config(**config))
+
+    def read(self) -> dict[int, int] | None:
+        try:
+            partitions = self._consumer.list_topics(self._topic, timeout=5).topics[self._topic].partitions
+            return {
+                p: self._consumer.get_watermark_offsets(TopicPartition(self._topic, p), timeout=5, cached=False)[1]
+                for p in partitions
+            }
+        except (KafkaException, KeyError):
+            return None
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+def watch(liveness: Liveness, offsets: EndOffsets, stop: threading.Event) -> None:
+    while not stop.wait(WATCH_INTERVAL_S):
+        liveness.tick(offsets.read(), time.monotonic(), int(time.time() * 1000))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,24 +79,47 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    start_http_server(cfg.metrics_port)
-    ensure_topics(cfg.kafka, contract_topics(cfg.topics))
+    progress = Progress()
+    liveness = Liveness(progress, cfg.liveness_timeout_s)
+    liveness.query_state(False, time.monotonic())
+    ready = threading.Event()
+    endpoints = Endpoints(
+        "0.0.0.0",
+        cfg.metrics_port,
+        lambda: liveness.alive(time.monotonic()),
+        lambda: (True, "ok") if ready.is_set() else (False, "the streaming query is not running"),
+    )
+    limits = wait_for_topics(cfg, stop)
+    if limits is None:
+        endpoints.stop()
+        return 0
+    for problem in output_headroom_problems(limits, cfg.topics, cfg.kafka.bootstrap):
+        log.error("%s", problem)
+    max_request_bytes = max(limits[cfg.topics.alerts], limits[cfg.topics.dlq])
     conf = {"spark.driver.memory": cfg.driver_memory} if cfg.driver_memory else {}
     spark = build_session("fraudstream-detector", cfg.master, cfg.shuffle_partitions, conf)
     spark.streams.addListener(ProgressMetrics(count_input_rows=cfg.evaluator == "python"))
-    bridge = MetricsBridge(spark, cfg).start() if cfg.evaluator == "jvm" else None
-    sink = BatchSink(cfg.kafka, cfg.topics) if cfg.evaluator == "python" else None
+    bridge = MetricsBridge(spark, cfg, progress).start() if cfg.evaluator == "jvm" else None
+    sink = BatchSink(cfg.kafka, cfg.topics, max_request_bytes, progress) if cfg.evaluator == "python" else None
+    offsets = EndOffsets(cfg.kafka, cfg.topics.transactions)
+    watcher = threading.Thread(target=watch, args=(liveness, offsets, stop), name="detector-watch", daemon=True)
+    watcher.start()
     backoff_s = 1.0
     try:
         while not stop.is_set():
-            query = build_jvm_query(spark, cfg) if sink is None else build_query(spark, cfg, sink)
+            query = build_jvm_query(spark, cfg, max_request_bytes) if sink is None else build_query(spark, cfg, sink)
             started = time.monotonic()
+            liveness.query_state(True, started)
+            ready.set()
             log.info("detector query started (%s evaluator, checkpoint %s)", cfg.evaluator, cfg.checkpoint_dir)
             while query.isActive and not stop.wait(0.5):
                 pass
             if stop.is_set():
                 query.stop()
                 break
+            ready.clear()
+            liveness.query_state(False, time.monotonic())
+            metrics.QUERY_RESTARTS.inc()
             log.error(
                 "detector query failed, restarting in %.0fs from the checkpoint: %s", backoff_s, query.exception()
             )
@@ -54,9 +128,13 @@ def main(argv: list[str] | None = None) -> int:
             stop.wait(backoff_s)
             backoff_s = min(backoff_s * 2, 30.0)
     finally:
+        stop.set()
         if bridge is not None:
             bridge.stop()
+        watcher.join(timeout=WATCH_INTERVAL_S + 10)
+        offsets.close()
         spark.stop()
+        endpoints.stop()
     log.info("detector stopped")
     return 0
 

@@ -11,7 +11,8 @@ from pathlib import Path
 from fraudstream_kafka.settings import KafkaSettings, Topics
 
 EVALUATORS = ("jvm", "python")
-# Real-time Mode runs every stage at once: a slot per transactions partition, the rules partition and each bucket.
+# Real-time Mode runs every stage at once: a slot per transactions partition, the rules partition, each bucket and
+# each report partition.
 DEFAULT_MASTERS = {"jvm": "local[8]", "python": "local[2]"}
 
 
@@ -32,6 +33,9 @@ class DetectorConfig:
     checkpoint_interval: str = "5 minutes"
     driver_memory: str = ""
     rules_catch_up_timeout_ms: int = 60_000
+    future_skew_ms: int = 300_000
+    reorder_wait_ms: int = 0
+    liveness_timeout_s: float = 120.0
 
     @property
     def buckets(self) -> int:
@@ -40,19 +44,50 @@ class DetectorConfig:
 
 
 def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.environ) -> DetectorConfig:
-    """Flags override environment variables (named in each flag's help), which override the local defaults."""
+    """Flags override environment variables (named in each flag's help), which override the local defaults.
+
+    A flag that does not apply to the chosen evaluator is refused (argparse exits with a message), whether it came
+    from the command line or the environment, so that no setting is silently ignored.
+    """
     p = argparse.ArgumentParser(prog="fraudstream_detector", description="fraudstream Spark detector")
 
     def opt(flag: str, var: str, default: str, help_: str, type: type = str) -> None:
         p.add_argument(flag, default=env.get(var, default), type=type, help=f"{help_} (env {var}, default {default!r})")
 
     opt("--checkpoint-dir", "DETECTOR_CHECKPOINT_DIR", ".local/checkpoints/detector", "checkpoint location")
-    opt("--lateness-ms", "DETECTOR_LATENESS_MS", "60000", "allowed lateness per key, ms", type=int)
+    opt("--lateness-ms", "DETECTOR_LATENESS_MS", "60000", "allowed lateness beyond a key group's widest window", int)
+    opt(
+        "--future-skew-ms",
+        "DETECTOR_FUTURE_SKEW_MS",
+        "300000",
+        "how far an eventTime may lie ahead of its Kafka timestamp before it goes to the DLQ as future",
+        int,
+    )
+    opt(
+        "--reorder-wait-ms",
+        "DETECTOR_REORDER_WAIT_MS",
+        "0",
+        "jvm evaluator: how long a record may wait for earlier-ingested records of other partitions",
+        int,
+    )
     opt("--shuffle-partitions", "DETECTOR_SHUFFLE_PARTITIONS", "2", "state partitions (fixed per checkpoint)", type=int)
-    opt("--trigger", "DETECTOR_TRIGGER", "0 seconds", "micro-batch trigger interval")
+    opt("--trigger", "DETECTOR_TRIGGER", "0 seconds", "python evaluator: micro-batch trigger interval")
     opt("--starting-offsets", "DETECTOR_STARTING_OFFSETS", "latest", "transactions start without checkpoint")
-    opt("--max-offsets-per-trigger", "DETECTOR_MAX_OFFSETS_PER_TRIGGER", "0", "cap per batch, 0 = none", type=int)
-    opt("--metrics-port", "DETECTOR_METRICS_PORT", "9108", "Prometheus port", type=int)
+    opt(
+        "--max-offsets-per-trigger",
+        "DETECTOR_MAX_OFFSETS_PER_TRIGGER",
+        "0",
+        "python evaluator: cap per batch, 0 = none",
+        type=int,
+    )
+    opt("--metrics-port", "DETECTOR_METRICS_PORT", "9108", "port of /metrics, /livez and /readyz", type=int)
+    opt(
+        "--liveness-timeout-s",
+        "DETECTOR_LIVENESS_TIMEOUT_S",
+        "120",
+        "/livez fails once the query is down, or input waits without progress, for this long",
+        type=float,
+    )
     p.add_argument(
         "--evaluator",
         choices=EVALUATORS,
@@ -87,6 +122,13 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         type=int,
     )
     args = p.parse_args(argv)
+    for name, value in (("lateness-ms", args.lateness_ms), ("future-skew-ms", args.future_skew_ms)):
+        if value < 0:
+            p.error(f"--{name} must be >= 0, got {value}")
+    if args.reorder_wait_ms < 0:
+        p.error(f"--reorder-wait-ms must be >= 0, got {args.reorder_wait_ms}")
+    if args.evaluator == "python" and args.reorder_wait_ms:
+        p.error("--reorder-wait-ms applies to the jvm evaluator only (the python evaluator orders each micro-batch)")
     return DetectorConfig(
         kafka=KafkaSettings.from_env(env),
         topics=Topics.from_env(env),
@@ -103,4 +145,7 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         checkpoint_interval=args.checkpoint_interval,
         driver_memory=args.driver_memory,
         rules_catch_up_timeout_ms=args.rules_catch_up_timeout_ms,
+        future_skew_ms=args.future_skew_ms,
+        reorder_wait_ms=args.reorder_wait_ms,
+        liveness_timeout_s=args.liveness_timeout_s,
     )

@@ -49,7 +49,7 @@ def build_query(spark: SparkSession, cfg: DetectorConfig, sink: BatchSink) -> St
         "bucket", F.explode(F.sequence(F.lit(0), F.lit(cfg.buckets - 1)))
     )
     evaluated = fanned.groupBy("bucket").transformWithState(
-        statefulProcessor=RuleEngineProcessor(cfg.buckets, cfg.lateness_ms, cfg.sweep_interval_ms),
+        statefulProcessor=RuleEngineProcessor(cfg.buckets, cfg.lateness_ms, cfg.sweep_interval_ms, cfg.future_skew_ms),
         outputStructType=OUTPUT_SCHEMA,
         outputMode="Update",
         timeMode="ProcessingTime",

@@ -3,7 +3,7 @@
 The evaluation itself runs in the JVM (services/evaluator, package io.fraudstream.evaluator), because
 Real-time Mode admits no Python operator. Python keeps the configuration, the process lifecycle and the
 Prometheus endpoint: `MetricsBridge` drains what the JVM observed into the same metrics the Python evaluator
-feeds (metrics.py), so both evaluators export one set of metric definitions.
+feeds (metrics.record), and its progress into the liveness `Progress`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from . import metrics
 from .config import DetectorConfig
 from .job import QUERY_NAME
+from .liveness import Progress
 
 
 def _jvm_package(spark: SparkSession) -> Any:
@@ -34,8 +35,9 @@ def instance_name(cfg: DetectorConfig) -> str:
     return str(cfg.checkpoint_dir)
 
 
-def build_jvm_query(spark: SparkSession, cfg: DetectorConfig) -> StreamingQuery:
-    """Starts the detector query with the JVM evaluator under Real-time Mode (see RealTimeDetector.java)."""
+def build_jvm_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> StreamingQuery:
+    """Starts the detector query with the JVM evaluator under Real-time Mode (see RealTimeDetector.java);
+    `max_request_bytes` is the largest record its producer sends (the output topics' max.message.bytes)."""
     settings = {
         "transactionsTopic": cfg.topics.transactions,
         "rulesTopic": cfg.topics.rules,
@@ -45,8 +47,11 @@ def build_jvm_query(spark: SparkSession, cfg: DetectorConfig) -> StreamingQuery:
         "startingOffsets": cfg.starting_offsets,
         "buckets": str(cfg.buckets),
         "latenessMs": str(cfg.lateness_ms),
+        "futureSkewMs": str(cfg.future_skew_ms),
+        "reorderWaitMs": str(cfg.reorder_wait_ms),
         "sweepIntervalMs": str(cfg.sweep_interval_ms),
         "rulesCatchUpTimeoutMs": str(cfg.rules_catch_up_timeout_ms),
+        "maxRequestBytes": str(max_request_bytes),
         "queryName": QUERY_NAME,
         "trigger": f"realtime:{cfg.checkpoint_interval}",
     }
@@ -62,10 +67,11 @@ def records_processed(spark: SparkSession, cfg: DetectorConfig) -> int:
 
 
 class MetricsBridge:
-    """Drains the JVM evaluator's observations into the detector's Prometheus metrics, every `interval_s`."""
+    """Drains the JVM evaluator's observations into the detector's metrics and `progress`, every `interval_s`."""
 
-    def __init__(self, spark: SparkSession, cfg: DetectorConfig, interval_s: float = 0.25) -> None:
+    def __init__(self, spark: SparkSession, cfg: DetectorConfig, progress: Progress, interval_s: float = 0.25) -> None:
         self._source = _jvm_package(spark).EvaluatorMetrics.of(instance_name(cfg))
+        self._progress = progress
         self._interval_s = interval_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="jvm-metrics", daemon=True)
@@ -85,17 +91,6 @@ class MetricsBridge:
 
     def drain(self) -> None:
         """Applies one batch of observations (see EvaluatorMetrics.drain for the document)."""
-        apply_observations(json.loads(self._source.drain()))
-
-
-def apply_observations(observed: dict[str, Any]) -> None:
-    for rule_id, latency_ms in observed["alerts"]:
-        metrics.ALERT_LATENCY.observe(latency_ms / 1000)
-        metrics.ALERTS.labels(rule_id=rule_id).inc()
-    for outcome in ("evaluated", "invalid", "late"):
-        metrics.TRANSACTIONS.labels(outcome=outcome).inc(observed[outcome])
-    for error, count in observed["dlq"].items():
-        metrics.DLQ_RECORDS.labels(error=error).inc(count)
-    metrics.INPUT_ROWS.inc(observed["records"])
-    if observed["activeRules"] >= 0:
-        metrics.ACTIVE_RULES.set(observed["activeRules"])
+        observed = json.loads(self._source.drain())
+        metrics.record(observed)
+        self._progress.update(observed["positions"], observed["newestEvaluatedTsMs"])

@@ -1,6 +1,10 @@
-"""The detector's Prometheus metrics (CONTRACT section 7), served from the Spark driver."""
+"""The detector's Prometheus metrics (CONTRACT section 7), served from the Spark driver, and `record`, which turns
+what an evaluator observed into them (one definition of every metric for both evaluators)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
 
@@ -10,6 +14,9 @@ LATENCY_BUCKETS_S = (
     0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45,
     0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 120.0,
 )  # fmt: skip
+OUTCOMES = ("evaluated", "invalid", "late", "future")
+DLQ_ERRORS = ("unparseable", "invalid", "late", "future", "unwritable")
+RULE_MESSAGE_REASONS = ("unparseable", "invalid", "key-mismatch", "unsupported-version")
 
 ALERT_LATENCY = Histogram(
     "fraud_alert_latency_seconds",
@@ -17,8 +24,37 @@ ALERT_LATENCY = Histogram(
     buckets=LATENCY_BUCKETS_S,
 )
 ALERTS = Counter("fraud_alerts", "Alerts written to the alerts topic", ["rule_id"])
-TRANSACTIONS = Counter("fraud_transactions", "Transactions by outcome", ["outcome"])
-DLQ_RECORDS = Counter("fraud_dlq_records", "Records written to the DLQ", ["error"])
+TRANSACTIONS = Counter(
+    "fraud_transactions",
+    "Transactions by outcome: evaluated, invalid (dead-lettered as unparseable or invalid), future; late counts those "
+    "late for at least one key group (other key groups may still have evaluated them)",
+    ["outcome"],
+)
+DLQ_RECORDS = Counter(
+    "fraud_dlq_records", "Records written to the DLQ by error; unwritable: outputs Kafka refused for good", ["error"]
+)
+RULE_APPLIED = Counter(
+    "fraud_rule_applied", "Transactions each ACTIVE rule applied to (evaluated or skipped)", ["rule_id"]
+)
+RULE_SKIPPED = Counter(
+    "fraud_rule_skipped",
+    "Transactions a rule applied to but skipped: its aggregate field missing, non-numeric or out of range",
+    ["rule_id", "reason"],
+)
+RULE_MESSAGES_REJECTED = Counter(
+    "fraud_rule_messages_rejected", "Rules-topic records the detector could not apply, by reason", ["reason"]
+)
+OUT_OF_ORDER = Counter(
+    "fraud_out_of_order", "Transactions evaluated after one of their group's transactions with a later ingestion time"
+)
+QUERY_RESTARTS = Counter("fraud_query_restarts", "Times the streaming query failed and was restarted")
+INPUT_LAG = Gauge(
+    "fraud_input_lag_seconds", "Now minus the Kafka timestamp of the newest transaction evaluated (NaN before any)"
+)
+INPUT_PENDING = Gauge(
+    "fraud_input_pending_records", "Transactions on the topic not yet evaluated (NaN while the topic cannot be read)"
+)
+QUERY_UP = Gauge("fraud_query_up", "1 while the streaming query runs, 0 while it is down")
 ACTIVE_RULES = Gauge("fraud_active_rules", "ACTIVE rules in the detector's rule set")
 BATCH_DURATION = Histogram(
     "fraud_batch_duration_seconds",
@@ -30,5 +66,33 @@ INPUT_ROWS = Counter("fraud_input_rows", "Kafka records read (transactions and r
 STATE_ROWS = Gauge("fraud_state_rows", "Rows in the state store (every stateful operator) after the last micro-batch")
 STATE_MEMORY = Gauge("fraud_state_memory_used_bytes", "Memory the state store used after the last micro-batch")
 
-for _outcome in ("evaluated", "invalid", "late"):
+for _outcome in OUTCOMES:
     TRANSACTIONS.labels(outcome=_outcome)
+for _error in DLQ_ERRORS:
+    DLQ_RECORDS.labels(error=_error)
+for _reason in RULE_MESSAGE_REASONS:
+    RULE_MESSAGES_REJECTED.labels(reason=_reason)
+INPUT_LAG.set(float("nan"))
+INPUT_PENDING.set(float("nan"))
+
+
+def record(observed: Mapping[str, Any]) -> None:
+    """Applies one batch of observations, in the document `EvaluatorMetrics.drain()` (JVM) describes; every key
+    is optional. Positions and the newest timestamp are read by the detector's watchdog, not here."""
+    for rule_id, latency_ms in observed.get("alerts", ()):
+        ALERT_LATENCY.observe(latency_ms / 1000)
+        ALERTS.labels(rule_id=rule_id).inc()
+    for outcome, count in observed.get("transactions", {}).items():
+        TRANSACTIONS.labels(outcome=outcome).inc(count)
+    OUT_OF_ORDER.inc(observed.get("outOfOrder", 0))
+    for error, count in observed.get("dlq", {}).items():
+        DLQ_RECORDS.labels(error=error).inc(count)
+    for rule_id, count in observed.get("applied", {}).items():
+        RULE_APPLIED.labels(rule_id=rule_id).inc(count)
+    for rule_id, reason, count in observed.get("skipped", ()):
+        RULE_SKIPPED.labels(rule_id=rule_id, reason=reason).inc(count)
+    for reason, count in observed.get("ruleMessagesRejected", {}).items():
+        RULE_MESSAGES_REJECTED.labels(reason=reason).inc(count)
+    INPUT_ROWS.inc(observed.get("records", 0))
+    if observed.get("activeRules", -1) >= 0:
+        ACTIVE_RULES.set(observed["activeRules"])

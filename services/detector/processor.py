@@ -24,18 +24,20 @@ from .records import InputRecord, OutputRecord, RecordKind, process_records
 from .state import CachedGroupStore, load_detector, save_detector
 
 OUTPUT_SCHEMA = (
-    "kind string, key binary, value binary, error string, source_topic string, source_partition int, "
-    "source_offset long, transaction_ts_ms long, rule_id string, evaluated long, invalid long, late long, "
-    "active_rules int"
+    "kind string, key binary, value binary, error string, detail string, source_topic string, source_partition int, "
+    "source_offset long, transaction_ts_ms long, rule_id string, observations string"
 )
 
 
 class RuleEngineProcessor(StatefulProcessor):
     """Evaluates one bucket's transactions against its broadcast rule set; sweeps idle groups on a timer."""
 
-    def __init__(self, buckets: int, lateness_ms: int, sweep_interval_ms: int = 600_000) -> None:
+    def __init__(
+        self, buckets: int, lateness_ms: int, sweep_interval_ms: int = 600_000, future_skew_ms: int = 300_000
+    ) -> None:
         self.buckets = buckets
         self.lateness_ms = lateness_ms
+        self.future_skew_ms = future_skew_ms
         self.sweep_interval_ms = sweep_interval_ms
 
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -46,7 +48,7 @@ class RuleEngineProcessor(StatefulProcessor):
 
     def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Iterator[Row]:
         bucket = int(key[0])
-        cache = load_detector(bucket, self.detector_state, self.lateness_ms)
+        cache = load_detector(bucket, self.detector_state, self.lateness_ms, self.future_skew_ms)
         store = CachedGroupStore(cache, self.heads, self.segments)
         # Rows are tuples in the input schema's order (kind, key, value, topic, partition, offset, timestamp_ms,
         # bucket); unpacking them is much cheaper than Row attribute lookups.
@@ -64,7 +66,7 @@ class RuleEngineProcessor(StatefulProcessor):
         self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
     ) -> Iterator[Row]:
         """Drops the groups that no transaction touched while they aged past their retention (state shrinks)."""
-        cache = load_detector(int(key[0]), self.detector_state, self.lateness_ms)
+        cache = load_detector(int(key[0]), self.detector_state, self.lateness_ms, self.future_skew_ms)
         store = CachedGroupStore(cache, self.heads, self.segments)
         expired = [
             group_key
@@ -88,13 +90,11 @@ def _row(out: OutputRecord) -> Row:
         key=out.key,
         value=out.value,
         error=out.error,
+        detail=out.detail,
         source_topic=out.source_topic,
         source_partition=out.source_partition,
         source_offset=out.source_offset,
         transaction_ts_ms=out.transaction_ts_ms,
         rule_id=out.rule_id,
-        evaluated=out.evaluated,
-        invalid=out.invalid,
-        late=out.late,
-        active_rules=out.active_rules,
+        observations=out.observations,
     )

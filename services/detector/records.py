@@ -8,16 +8,20 @@ replay after a crash reproduces exactly.
 
 from __future__ import annotations
 
-import contextlib
+import json
+import logging
 import zlib
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
+from fraudstream_rules.dead_letters import DeadLetterError, bounded
 from fraudstream_rules.engine import Detector, GroupStore
-from fraudstream_rules.exceptions import InvalidRuleError, InvalidTransactionError
+from fraudstream_rules.exceptions import RejectedRuleMessageError
 from fraudstream_rules.model import parse_rule_message
-from fraudstream_rules.transactions import parse_transaction
+
+log = logging.getLogger(__name__)
 
 
 class RecordKind(StrEnum):
@@ -28,6 +32,10 @@ class RecordKind(StrEnum):
 class OutputKind(StrEnum):
     ALERT = "alert"
     DLQ = "dlq"
+    LATE = "late"
+    """The transaction was late for a group of this bucket; the sink writes one DLQ record per transaction."""
+    OUT_OF_ORDER = "ooo"
+    """The transaction was evaluated out of order in a group of this bucket; the sink counts it once."""
     STATS = "stats"
 
 
@@ -51,21 +59,20 @@ class InputRecord:
 
 @dataclass(frozen=True)
 class OutputRecord:
-    """An alert, a DLQ record, or one bucket's counters for the batch (kind STATS)."""
+    """An alert, a DLQ record, a per-transaction part (LATE, OUT_OF_ORDER), or one bucket's observations for the
+    batch (kind STATS: `observations` is a JSON document in the form metrics.record takes)."""
 
     kind: OutputKind
     key: bytes | None = None
     value: bytes | None = None
     error: str | None = None
+    detail: str | None = None
     source_topic: str | None = None
     source_partition: int | None = None
     source_offset: int | None = None
     transaction_ts_ms: int | None = None
     rule_id: str | None = None
-    evaluated: int = 0
-    invalid: int = 0
-    late: int = 0
-    active_rules: int = 0
+    observations: str | None = None
 
 
 def bucket_of(group_key: str, buckets: int) -> int:
@@ -73,12 +80,14 @@ def bucket_of(group_key: str, buckets: int) -> int:
     return zlib.crc32(group_key.encode()) % buckets
 
 
-def _dlq(record: InputRecord, error: str) -> OutputRecord:
+def _about(kind: OutputKind, record: InputRecord, error: str | None = None, detail: str | None = None) -> OutputRecord:
+    carries_record = kind is not OutputKind.OUT_OF_ORDER
     return OutputRecord(
-        OutputKind.DLQ,
-        key=record.key,
-        value=record.value,
+        kind,
+        key=record.key if carries_record else None,
+        value=record.value if carries_record else None,
         error=error,
+        detail=detail,
         source_topic=record.topic,
         source_partition=record.partition,
         source_offset=record.offset,
@@ -96,11 +105,17 @@ def process_records(
 ) -> Iterator[OutputRecord]:
     """Folds one bucket's records of a micro-batch into `detector` and `store`, in contract order.
 
-    Outcomes that concern the whole transaction (evaluated, invalid) are reported by bucket 0 only, so that each
-    transaction is counted and dead-lettered once; a late verdict is per key group and reported by its owner.
+    What concerns the whole transaction (evaluated, rejected with its DLQ record, a refused rule message) is
+    reported by bucket 0 only, so that each is counted and dead-lettered once; a late verdict or an out-of-order
+    evaluation is emitted as a part by each bucket that observed it, and the sink reports it once per transaction.
     Ends with one STATS record for the bucket.
     """
-    evaluated = invalid = late = 0
+    outcomes: Counter[str] = Counter()
+    applied: Counter[str] = Counter()
+    skipped: Counter[tuple[str, str]] = Counter()
+    rejected_rules: Counter[str] = Counter()
+    positions: dict[int, int] = {}
+    newest_ts_ms = -1
     reporter = bucket == 0
 
     def owns(group_key: str) -> bool:
@@ -109,36 +124,53 @@ def process_records(
     for record in sorted(records, key=lambda r: r.order_key):
         if record.kind is RecordKind.RULE:
             rule_id = (record.key or b"").decode("utf-8", "replace")
-            # The operator publishes only validated rules; a foreign message changes nothing.
-            with contextlib.suppress(InvalidRuleError):
+            try:
                 detector.on_rule(rule_id, parse_rule_message(record.value), record.timestamp_ms)
+            except RejectedRuleMessageError as exc:
+                if reporter:
+                    rejected_rules[exc.reason] += 1
+                    where = f"{record.topic}:{record.partition}:{record.offset}"
+                    log.warning(
+                        "rules-topic record with key %s at %s not applied (%s): %s",
+                        bounded(rule_id, 256), where, exc.reason, bounded(str(exc)),
+                    )  # fmt: skip
             continue
-        try:
-            tx = parse_transaction(record.value, record.timestamp_ms, record.partition, record.offset)
-        except InvalidTransactionError as exc:
+        outcome = detector.on_record(
+            record.value, record.timestamp_ms, record.partition, record.offset, store, now_ms, owns
+        )
+        if outcome.rejection is not None:
             if reporter:
-                invalid += 1
-                yield _dlq(record, exc.reason)
+                outcomes["future" if outcome.rejection.error is DeadLetterError.FUTURE else "invalid"] += 1
+                yield _about(OutputKind.DLQ, record, outcome.rejection.error.value, outcome.rejection.detail)
             continue
-        outcome = detector.on_transaction(tx, store, now_ms, owns)
-        if outcome.invalid_reason is not None:
-            if reporter:
-                invalid += 1
-                yield _dlq(record, outcome.invalid_reason)
-            continue
-        for _group in outcome.late_groups:
-            late += 1
-            yield _dlq(record, "late")
         if reporter:
-            evaluated += 1
+            outcomes["evaluated"] += 1
+            positions[record.partition] = max(record.offset, positions.get(record.partition, record.offset))
+            newest_ts_ms = max(newest_ts_ms, record.timestamp_ms)
+        if outcome.late:
+            yield _about(OutputKind.LATE, record, DeadLetterError.LATE.value, outcome.late[0].detail())
+        if outcome.out_of_order:
+            yield _about(OutputKind.OUT_OF_ORDER, record)
+        applied.update(outcome.applied)
+        skipped.update((skip.rule_id, skip.reason.value) for skip in outcome.skipped)
         for alert in outcome.alerts:
             yield OutputRecord(
                 OutputKind.ALERT,
                 key=alert.rule_id.encode(),
                 value=alert.to_message_value(),
                 rule_id=alert.rule_id,
-                transaction_ts_ms=tx.ingest_ts_ms,
+                transaction_ts_ms=record.timestamp_ms,
+                source_topic=record.topic,
+                source_partition=record.partition,
+                source_offset=record.offset,
             )
-    yield OutputRecord(
-        OutputKind.STATS, evaluated=evaluated, invalid=invalid, late=late, active_rules=detector.active_rule_count
-    )
+    observations = {
+        "transactions": dict(outcomes),
+        "applied": dict(applied),
+        "skipped": [[rule_id, reason, count] for (rule_id, reason), count in skipped.items()],
+        "ruleMessagesRejected": dict(rejected_rules),
+        "activeRules": detector.active_rule_count if reporter else -1,
+        "positions": positions,
+        "newestEvaluatedTsMs": newest_ts_ms,
+    }
+    yield OutputRecord(OutputKind.STATS, observations=json.dumps(observations))

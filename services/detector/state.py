@@ -38,13 +38,17 @@ class BucketCache:
 _CACHE: dict[int, BucketCache] = {}
 
 
-def load_detector(bucket: int, state: ValueState, lateness_ms: int) -> BucketCache:
-    """The bucket's cache, valid for the generation in the store (a fresh one when it is not)."""
+def load_detector(bucket: int, state: ValueState, lateness_ms: int, future_skew_ms: int) -> BucketCache:
+    """The bucket's cache, valid for the generation in the store (a fresh one when it is not); the configured
+    lateness and future skew override what the stored detector holds."""
     stored = state.get()
     generation = int(stored[1]) if stored else 0
     cached = _CACHE.get(bucket)
     if cached is None or cached.generation != generation:
-        detector = Detector.from_bytes(stored[0]) if stored else Detector(lateness_ms=lateness_ms)
+        if stored:
+            detector = Detector.from_bytes(stored[0], lateness_ms=lateness_ms, future_skew_ms=future_skew_ms)
+        else:
+            detector = Detector(lateness_ms=lateness_ms, future_skew_ms=future_skew_ms)
         cached = _CACHE[bucket] = BucketCache(generation, detector)
     # Until save_detector, this cache may hold changes the store will never see (a batch can fail midway).
     cached.base_generation, cached.generation = generation, IN_FLIGHT
@@ -109,7 +113,7 @@ class CachedGroupStore:
         windows = self._cache.windows
         for group_key in self._dirty:
             window, head = windows[group_key]
-            plan = plan_flush(head, window, window.take_journal())
+            plan = plan_flush(head, window, window.take_changes())
             for seq in plan.deletes:
                 self._segments.removeKey((group_key, seq))
             for seq, payload in plan.puts:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
-from fraudstream_kafka.topics import contract_topics, ensure_topics
+from fraudstream_kafka.topics import ensure_contract_topics
 
 from .kafka import KafkaBroker, KafkaPorts
 from .kube import KubeControlPlane, KubePorts
@@ -86,7 +86,7 @@ class LocalStack:
             self._started.append(self.kafka.stop)
             self.kube.start()
             self._started.append(self.kube.stop)
-            ensure_topics(self.kafka_settings, contract_topics(self.config.topics))
+            ensure_contract_topics(self.kafka_settings, self.config.topics)
             for component in self.components:
                 component.start(self)
                 self._started.append(component.stop)

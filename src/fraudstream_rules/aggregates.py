@@ -1,18 +1,21 @@
 """Incremental sliding-window aggregates of one rule over one group's events.
 
 A group keeps its events in an `EventLog`: sorted by event time (ties in processing order),
-addressed by stable absolute indices, appended at the end for in-order events and inserted near
-the end for out-of-order ones (never before `max_event_time_ms - lateness_ms`), evicted only from
-the front. Each ACTIVE rule gets an aggregator that follows the log's *frontier window*
-`[M - window_ms, M]`, M being the log's largest event time.
+addressed by stable absolute indices, appended at the end for in-order events and inserted before
+the end for out-of-order ones (never before the group's horizon), evicted only from the front. Each
+ACTIVE rule gets an aggregator that follows the log's *frontier window* `[M - window_ms, M]`, M being
+the log's largest event time.
 
 Costs, per event inserted into the log, for one rule:
 - in order (event time >= M): amortized O(1). SUM/COUNT/AVG keep an exact running sum and count;
   MIN/MAX keep two monotonic deques, one over the *settled* part `[M - window_ms, M - lateness_ms)`
-  (no more insertions can land there) and one over the unsettled tail.
-- out of order (event time < M, which lateness bounds): O(events within the lateness span), both
-  for the insertion and for the query `[t - window_ms, t]` of that event, which is answered from
-  the frontier state corrected by scanning only the part of the log that differs from it.
+  and one over the *tail* `[M - lateness_ms, M]`, where most out-of-order insertions land.
+- out of order within the lateness (M - lateness_ms <= t < M): O(events between t and M), both for
+  the insertion and for the query `[t - window_ms, t]` of that event, which is answered from the
+  frontier state corrected by scanning only the part of the log that differs from it.
+- older than that but within the horizon (CONTRACT section 6 allows the whole widest window): SUM,
+  COUNT and AVG as above, O(events between t and M); MIN/MAX insert into the settled deque in
+  O(its length) and answer the query by scanning `[t - window_ms, t]`, O(events in the window).
 
 Membership is the rule's business: `value_of(event)` returns the value the event contributes, or
 None when the event does not count for the rule. It must be a pure function of the event.
@@ -243,16 +246,17 @@ class ExtremeWindow:
             candidates.pop()
         candidates.append((log.time_at(index), value))
 
-    def _insert_into_tail(self, event_time_ms: int, value: Decimal) -> None:
-        tail = self._tail
+    def _insert_between(self, candidates: deque[tuple[int, Decimal]], event_time_ms: int, value: Decimal) -> None:
+        """Adds an out-of-order member: it is a candidate if it beats the next later one, and then drops the
+        earlier ones it beats."""
         later: list[tuple[int, Decimal]] = []
-        while tail and tail[-1][0] > event_time_ms:
-            later.append(tail.pop())
+        while candidates and candidates[-1][0] > event_time_ms:
+            later.append(candidates.pop())
         if not later or self._beats(value, later[-1][1]):
-            while tail and not self._beats(tail[-1][1], value):
-                tail.pop()
-            tail.append((event_time_ms, value))
-        tail.extend(reversed(later))
+            while candidates and not self._beats(candidates[-1][1], value):
+                candidates.pop()
+            candidates.append((event_time_ms, value))
+        candidates.extend(reversed(later))
 
     def on_insert(self, log: EventLog, index: int) -> None:
         event_time_ms = log.time_at(index)
@@ -273,10 +277,15 @@ class ExtremeWindow:
             while self._tail and self._tail[0][0] < tail_low_ms:
                 self._tail.popleft()
             self._push(self._tail, log, index)
-        elif event_time_ms >= max_ms - self._window_ms:
-            value = self._value_of(log.event_at(index))
-            if value is not None:
-                self._insert_into_tail(event_time_ms, value)
+        else:
+            settled_ms = max_ms - self._lateness_ms
+            if event_time_ms < settled_ms:
+                self._settled_end += 1  # the insertion moved the first unsettled event up by one
+            if event_time_ms >= max_ms - self._window_ms:
+                value = self._value_of(log.event_at(index))
+                if value is not None:
+                    target = self._tail if event_time_ms >= settled_ms else self._settled
+                    self._insert_between(target, event_time_ms, value)
 
     def _best(self, left: Decimal | None, right: Decimal | None) -> Decimal | None:
         if left is None:
@@ -298,6 +307,9 @@ class ExtremeWindow:
         best = self._settled[0][1] if self._settled else None
         if event_time_ms >= max_ms:
             return WindowAggregate(ZERO, 0, self._best(best, self._tail[0][1] if self._tail else None))
+        low_ms = event_time_ms - self._window_ms
+        if event_time_ms < max_ms - self._lateness_ms:  # deep in the past: the deques do not cover [t - w, t]
+            return WindowAggregate(ZERO, 0, self._scan(log, None, low_ms, lambda time_ms: time_ms > event_time_ms))
         # [t - w, t] = settled deque [M - w, M - L) + scan [t - w, min(M - w, M - L))
         #   + scan [max(t - w, M - L), min(d, t + 1)) + the tail's part [d, t],
         # d = max(M - w, M - L) being where the tail deque starts. The tail's front is the extreme of [d, M]: when it
@@ -306,7 +318,6 @@ class ExtremeWindow:
         settled_ms = max_ms - self._lateness_ms
         stop_ms = min(max_ms - self._window_ms, settled_ms)
         tail_start_ms = max(max_ms - self._window_ms, settled_ms)
-        low_ms = event_time_ms - self._window_ms
         best = self._scan(log, best, low_ms, lambda time_ms: time_ms >= stop_ms)
         tail_stop_ms = min(tail_start_ms, event_time_ms + 1)
         best = self._scan(log, best, max(low_ms, settled_ms), lambda time_ms: time_ms >= tail_stop_ms)

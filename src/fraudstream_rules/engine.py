@@ -1,42 +1,51 @@
 """The functional core of the detector: rule set + per-group window state -> alerts. No I/O.
 
-The shell feeds records in processing order (Kafka timestamp, then partition, then offset) to
-`Detector.on_rule` and `Detector.on_transaction`, and keeps the state: the detector's own
-(`to_bytes`, the rule set) and one `GroupWindow` per group through a `GroupStore`.
+The shell feeds records in processing order to `Detector.on_rule` and `Detector.on_record` (or, with a parsed
+transaction, `on_transaction`), and keeps the state: the detector's own (`to_bytes`, the rule set and the sweep
+clock) and one `GroupWindow` per group through a `GroupStore`.
 
 Semantics (CONTRACT section 6 with the project's decisions):
 1. A rule version applies to the transactions processed after its message.
 2. The rules applicable to a transaction e are the ACTIVE rules whose filters e passes and whose
    grouping fields e all has. PAUSE rules raise nothing.
-3. Validation is atomic and needs no group state: if any applicable rule aggregates a field that e
-   lacks or holds a non-number in, e is not evaluated at all (no alert, nothing stored, no lateness
-   reported) and the outcome carries `invalid_reason` (that of the first such rule by rule id).
+3. A transaction whose record cannot be parsed, is not a JSON object or lacks an integral `eventTime` is
+   rejected (`Rejection`: unparseable / invalid). So is one whose `eventTime` is more than `future_skew_ms` ahead
+   of its Kafka timestamp (`future`): it is not evaluated, stores nothing and moves no clock.
 4. A group is (key group, grouping values); `group_key` names it. e belongs to the groups of every
    key group some rule has (or had), unless it lacks a grouping field. A group whose key group has
    no rule any more is deleted when next touched; none is created for it.
-5. Lateness: M is the largest event time the group has stored. e is LATE for the group if
-   `e.event_time_ms < M - lateness_ms`: it is neither stored nor evaluated there, and the group is
-   listed in `late_groups`. Otherwise e is stored; then events below the floor are evicted, where
-   floor = M - (widest window_ms of the key group's ACTIVE rules, 0 if none) - lateness_ms, and the
-   floor never goes down. So state shrinks when the widest rule is paused or deleted.
+5. Lateness: M is the largest event time the group has stored and H(g) the key group's horizon, its widest
+   ACTIVE window plus `lateness_ms` (just `lateness_ms` without ACTIVE rules). e is LATE for the group if
+   `e.event_time_ms < M - H(g)`: it is neither stored nor evaluated there, and the group is listed in
+   `late` (other key groups still evaluate e). Otherwise e is stored, and then the floor is set to M - H(g):
+   events below it are evicted, so state shrinks when the widest rule is paused or deleted, and a floor that
+   moves down (the horizon widened) brings nothing back.
 6. What is stored of e: event time, ingestion timestamp, partition, offset, the detector's rule
    sequence number, and the values of the fields the key group's rules (ACTIVE or PAUSE) aggregate
    or filter on, never the whole transaction. All rules of a key group share that one copy.
-7. The window of rule r at e is e itself plus every event x stored in the group with
+7. An applicable rule whose aggregate field e lacks, or holds something that is not an amount in, skips e
+   (`skipped`, with the `SkipReason`): no alert from that rule, and e does not count in its window. Every other
+   rule evaluates e as usual; one mistaken rule never silences another. `applied` lists the rules that
+   evaluated or skipped e.
+8. The window of rule r at e is e itself plus every event x stored in the group with
    `e.event_time_ms - r.window_ms <= x.event_time_ms <= e.event_time_ms` that passes r's filters,
    has a numeric value in r's aggregate field, and was processed after r's window identity was
    first published (`x.rule_seq >= window_start_seq`) and ingested at or after that message's
    timestamp (`x.ingest_ts_ms >= window_start_ts_ms`). The first of those two conditions is this
    project's addition to CONTRACT section 6: it makes a rule blind to transactions processed before
    its message even if their Kafka timestamp is later, because those were stored without the fields
-   the new rule reads and were never validated against it. x may have a later event time than e
-   (disorder) and is then outside the window.
-8. The aggregate is compared exactly with the limit (aggregates.limit_holds); if it holds, r raises
+   the new rule reads. x may have a later event time than e (disorder) and is then outside the window.
+9. The aggregate is compared exactly with the limit (aggregates.limit_holds); if it holds, r raises
    one alert for e. AVG/MIN/MAX of a window with nothing counted raise nothing.
-9. Rule updates: the same uid with the same window identity (grouping keys, aggregate field,
+10. Rule updates: the same uid with the same window identity (grouping keys, aggregate field,
    filters) keeps the window start, whatever else changed (state, aggregator, operator, limit,
    windowMinutes); a new uid (delete and re-create) or a new window identity starts the window at
    this message. A tombstone removes the rule.
+11. Order: e is `out_of_order` when a group it was stored in already holds a transaction ingested later (a larger
+   Kafka timestamp), i.e. the shell delivered it after one that the contract's ingestion order puts after it.
+12. The sweep clock (`SweepClock`) is the median event time of the last transactions evaluated, so that one
+   outlier cannot make idle groups look expired; a group idle past its horizon on that clock holds nothing a
+   transaction near the clock could see (`group_expired`).
 
 The shell must persist `Detector.to_bytes()` next to the group state rather than rebuild the rule
 set from the compacted rules topic: window starts and rule sequence numbers are history the
@@ -46,7 +55,8 @@ topic no longer holds.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Final, Protocol
@@ -62,21 +72,26 @@ from .aggregates import (
     limit_holds,
 )
 from .alerts import Alert, alert_id
+from .dead_letters import DeadLetterError, Rejection, bounded
 from .decimals import AMOUNT_DIGITS, EXACT, ONE, as_amount
-from .exceptions import CorruptStateError, InvalidRuleError, InvalidTransactionError
-from .json_values import dumps_exact
-from .model import Rule, RuleState
-from .transactions import Transaction, numeric_value
+from .exceptions import CorruptStateError, InvalidTransactionError, RejectedRuleMessageError
+from .json_values import dumps_exact, escape_lone_surrogates
+from .model import Rule, RuleMessageReason, RuleState
+from .transactions import SkipReason, Transaction, amount_of, parse_transaction
 from .windows import GroupWindow
 
 __all__ = [
+    "DEFAULT_FUTURE_SKEW_MS",
     "DEFAULT_LATENESS_MS",
     "Detector",
     "GroupStore",
     "GroupWindow",
     "InMemoryGroupStore",
     "KeyGroup",
+    "LateGroup",
     "RuleVersion",
+    "SkippedRule",
+    "SweepClock",
     "TransactionOutcome",
     "group_key",
 ]
@@ -85,7 +100,9 @@ KeyGroup = tuple[str, ...]
 """The sorted grouping field names rules share; with the grouping values it names a group."""
 
 DEFAULT_LATENESS_MS: Final = 60_000
-_STATE_FORMAT: Final = 1
+DEFAULT_FUTURE_SKEW_MS: Final = 300_000
+_STATE_FORMAT: Final = 2
+_GROUP_PREVIEW_CHARS: Final = 256
 _KEY_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
@@ -123,7 +140,7 @@ def group_key(key_group: KeyGroup, fields: Mapping[str, object]) -> str | None:
             plain = plain and (value is None or isinstance(value, int))
         values.append(value)
     if plain:  # the common case, through the C encoder; same text as dumps_exact
-        return _KEY_ENCODER.encode([key_group, values])
+        return escape_lone_surrogates(_KEY_ENCODER.encode([key_group, values]))
     return dumps_exact([list(key_group), values], sort_keys=True)
 
 
@@ -149,7 +166,7 @@ class InMemoryGroupStore:
         return self.windows.get(group_key)
 
     def put(self, group_key: str, window: GroupWindow) -> None:
-        window.take_journal()  # the journal feeds incremental persistence; here the object itself is the state
+        window.take_changes()  # they feed incremental persistence; here the object itself is the state
         self.windows[group_key] = window
 
     def delete(self, group_key: str) -> None:
@@ -185,12 +202,80 @@ class RuleVersion:
 
 
 @dataclass(frozen=True)
-class TransactionOutcome:
-    """What one transaction did: alerts raised, groups it was late for, or why it was invalid."""
+class LateGroup:
+    """A group a transaction was late for: its event time was below the group's newest minus its horizon."""
 
-    alerts: tuple[Alert, ...]
-    late_groups: tuple[str, ...]
-    invalid_reason: str | None
+    group_key: str
+    event_time_ms: int
+    newest_ms: int
+    horizon_ms: int
+
+    @property
+    def behind_ms(self) -> int:
+        """How far the event time lies below the group's horizon start `newest_ms - horizon_ms`."""
+        return self.newest_ms - self.horizon_ms - self.event_time_ms
+
+    def detail(self) -> str:
+        """The DLQ `error.detail` of a late transaction: which group, by how much (bounded)."""
+        key = self.group_key
+        if len(key) > _GROUP_PREVIEW_CHARS:
+            key = key[:_GROUP_PREVIEW_CHARS] + "\u2026"
+        return bounded(
+            f"late for group {key} by {self.behind_ms} ms: eventTime {self.event_time_ms} is before "
+            f"{self.newest_ms - self.horizon_ms} (newest eventTime {self.newest_ms} minus horizon {self.horizon_ms} ms)"
+        )
+
+
+@dataclass(frozen=True)
+class SkippedRule:
+    """An applicable rule that could not aggregate the transaction, and why."""
+
+    rule_id: str
+    reason: SkipReason
+
+
+@dataclass(frozen=True)
+class TransactionOutcome:
+    """What one transaction did (module docstring, points 3, 5, 7 and 11).
+
+    `rejection` is set for a transaction that was not evaluated at all; then everything else is empty. Otherwise
+    `alerts` are sorted by rule id, and `late`, `skipped`, `applied` and `out_of_order` concern only the groups the
+    caller owns.
+    """
+
+    alerts: tuple[Alert, ...] = ()
+    late: tuple[LateGroup, ...] = ()
+    skipped: tuple[SkippedRule, ...] = ()
+    applied: tuple[str, ...] = ()
+    out_of_order: bool = False
+    rejection: Rejection | None = None
+
+
+class SweepClock:
+    """The event-time clock of idle-group sweeps: the median of the last `SAMPLES` evaluated event times.
+
+    A median cannot be moved by one outlier (a far-future or far-past event time that got past the other checks):
+    it always lies between event times of ordinary transactions. Before any transaction it is None.
+    """
+
+    SAMPLES: Final = 15
+
+    def __init__(self, samples_ms: Iterable[int] = ()) -> None:
+        self._samples: deque[int] = deque(samples_ms, maxlen=self.SAMPLES)
+
+    def observe(self, event_time_ms: int) -> None:
+        self._samples.append(event_time_ms)
+
+    @property
+    def samples_ms(self) -> tuple[int, ...]:
+        return tuple(self._samples)
+
+    @property
+    def now_ms(self) -> int | None:
+        if not self._samples:
+            return None
+        ordered = sorted(self._samples)
+        return ordered[(len(ordered) - 1) // 2]
 
 
 def _owns_every_group(_group_key: str) -> bool:
@@ -233,19 +318,26 @@ class _KeyGroupPlan:
 class Detector:
     """The rule set and the evaluation of transactions against it (module docstring: semantics)."""
 
-    def __init__(self, lateness_ms: int = DEFAULT_LATENESS_MS) -> None:
+    def __init__(self, lateness_ms: int = DEFAULT_LATENESS_MS, future_skew_ms: int = DEFAULT_FUTURE_SKEW_MS) -> None:
         if lateness_ms < 0:
             raise ValueError(f"lateness_ms must be >= 0, got {lateness_ms}")
+        if future_skew_ms < 0:
+            raise ValueError(f"future_skew_ms must be >= 0, got {future_skew_ms}")
         self._lateness_ms = lateness_ms
+        self._future_skew_ms = future_skew_ms
         self._versions: dict[str, RuleVersion] = {}
         self._rule_seq = 0
-        self._clock_ms: int | None = None
+        self._clock = SweepClock()
         self._known_key_groups: set[KeyGroup] = set()
         self._replan()
 
     @property
     def lateness_ms(self) -> int:
         return self._lateness_ms
+
+    @property
+    def future_skew_ms(self) -> int:
+        return self._future_skew_ms
 
     @property
     def rules(self) -> Mapping[str, RuleVersion]:
@@ -262,31 +354,40 @@ class Detector:
 
     @property
     def clock_ms(self) -> int | None:
-        """The largest event time of the transactions evaluated so far (the detector's event-time clock)."""
-        return self._clock_ms
+        """The sweep clock (`SweepClock`): the median event time of the last transactions evaluated."""
+        return self._clock.now_ms
 
     def group_expired(self, group_key: str, max_event_time_ms: int | None) -> bool:
-        """Whether a group idle since `max_event_time_ms` is past its retention on the detector's clock.
+        """Whether a group idle since `max_event_time_ms` is past its horizon on the sweep clock.
 
         Such a group holds nothing a transaction near the clock could see: its newest event is older than the
-        clock minus (widest ACTIVE window + lateness). A group whose key group has no rule is always expired.
+        clock minus the key group's horizon (widest ACTIVE window + lateness). A group whose key group has no rule
+        is always expired.
         """
         key_group: KeyGroup = tuple(json.loads(group_key)[0])
         if key_group not in self._plans:
             return True
-        if max_event_time_ms is None or self._clock_ms is None:
+        now_ms = self._clock.now_ms
+        if max_event_time_ms is None or now_ms is None:
             return max_event_time_ms is None
-        return max_event_time_ms < self._clock_ms - self.retention_ms(key_group)
+        return max_event_time_ms < now_ms - self.horizon_ms(key_group)
 
-    def retention_ms(self, key_group: KeyGroup) -> int:
-        """Event-time span a group of `key_group` keeps: widest ACTIVE window + lateness; 0 without rules."""
+    def horizon_ms(self, key_group: KeyGroup) -> int:
+        """H(g): the event-time span a group of `key_group` keeps, its widest ACTIVE window + lateness."""
         plan = self._plans.get(key_group)
-        return 0 if plan is None else plan.widest_active_window_ms + self._lateness_ms
+        return self._lateness_ms + (0 if plan is None else plan.widest_active_window_ms)
 
     def on_rule(self, rule_id: str, rule: Rule | None, published_ts_ms: int) -> None:
-        """Apply one rules-topic record (None = tombstone) whose Kafka timestamp is `published_ts_ms`."""
+        """Apply one rules-topic record (None = tombstone) whose Kafka timestamp is `published_ts_ms`.
+
+        Raises RejectedRuleMessageError (`key-mismatch`), leaving the rule set as it was, when the record key is
+        not the rule's id.
+        """
         if rule is not None and rule.rule_id != rule_id:
-            raise InvalidRuleError(f"rule message key {rule_id!r} does not match its ruleId {rule.rule_id!r}")
+            raise RejectedRuleMessageError(
+                RuleMessageReason.KEY_MISMATCH,
+                f"rule message key {rule_id!r} does not match its ruleId {rule.rule_id!r}",
+            )
         self._rule_seq += 1
         if rule is None:
             self._versions.pop(rule_id, None)
@@ -333,6 +434,24 @@ class Detector:
         )
         self._touched_key_groups = tuple(sorted(self._known_key_groups))
 
+    def on_record(
+        self,
+        value: bytes | None,
+        ingest_ts_ms: int,
+        partition: int,
+        offset: int,
+        store: GroupStore,
+        detected_at_ms: int,
+        owns: Callable[[str], bool] = _owns_every_group,
+    ) -> TransactionOutcome:
+        """Parse one transactions-topic record and evaluate it (`on_transaction`); a record that does not parse is
+        rejected. Never raises for any record value."""
+        try:
+            tx = parse_transaction(value, ingest_ts_ms, partition, offset)
+        except InvalidTransactionError as exc:
+            return TransactionOutcome(rejection=Rejection(DeadLetterError(exc.error), exc.detail))
+        return self.on_transaction(tx, store, detected_at_ms, owns)
+
     def on_transaction(
         self,
         tx: Transaction,
@@ -341,20 +460,20 @@ class Detector:
         owns: Callable[[str], bool] = _owns_every_group,
     ) -> TransactionOutcome:
         """Evaluate one transaction against the rules, updating the groups `owns` accepts."""
+        ahead_ms = tx.event_time_ms - tx.ingest_ts_ms
+        if ahead_ms > self._future_skew_ms:
+            detail = (
+                f"eventTime {tx.event_time_ms} is {ahead_ms} ms ahead of its Kafka timestamp {tx.ingest_ts_ms} "
+                f"(allowed future skew {self._future_skew_ms} ms)"
+            )
+            return TransactionOutcome(rejection=Rejection.of(DeadLetterError.FUTURE, detail))
+        self._clock.observe(tx.event_time_ms)
         fields = tx.fields
-        applicable = [version for version in self._active if version.applies_to(fields)]
-        for version in applicable:
-            name = version.rule.spec.aggregate_field_name
-            if name is not None:
-                try:
-                    numeric_value(fields, name)
-                except InvalidTransactionError as exc:
-                    return TransactionOutcome((), (), exc.reason)
-        if self._clock_ms is None or tx.event_time_ms > self._clock_ms:
-            self._clock_ms = tx.event_time_ms
-        applicable_ids = {version.rule.rule_id for version in applicable}
         alerts: list[Alert] = []
-        late_groups: list[str] = []
+        late: list[LateGroup] = []
+        skipped: list[SkippedRule] = []
+        applied: list[str] = []
+        out_of_order = False
         for key_group in self._touched_key_groups:
             key = group_key(key_group, fields)
             if key is None or not owns(key):
@@ -363,37 +482,56 @@ class Detector:
             if plan is None:
                 store.delete(key)
                 continue
+            horizon_ms = plan.widest_active_window_ms + self._lateness_ms
             window = store.get(key)
             if window is None:
                 window = GroupWindow(plan.field_names)
-            elif window.is_late(tx.event_time_ms, self._lateness_ms):
-                late_groups.append(key)
-                continue
+            else:
+                newest_ms = window.max_event_time_ms
+                if newest_ms is not None and tx.event_time_ms < newest_ms - horizon_ms:
+                    late.append(LateGroup(key, tx.event_time_ms, newest_ms, horizon_ms))
+                    continue
+                latest_ingest_ms = window.max_ingest_ts_ms
+                out_of_order = out_of_order or (latest_ingest_ms is not None and tx.ingest_ts_ms < latest_ingest_ms)
             window.prepare(plan.field_names, plan.specs)
             values = tuple(fields.get(name, MISSING) for name in plan.field_names)
             window.insert(
                 StoredEvent(tx.event_time_ms, tx.ingest_ts_ms, tx.partition, tx.offset, self._rule_seq, values)
             )
             for version in plan.active:
-                if version.rule.rule_id in applicable_ids:
-                    alert = self._evaluate(version, window, tx, key_group, detected_at_ms)
-                    if alert is not None:
-                        alerts.append(alert)
+                if not version.applies_to(fields):
+                    continue
+                rule_id = version.rule.rule_id
+                applied.append(rule_id)
+                name = version.rule.spec.aggregate_field_name
+                own = ONE if name is None else amount_of(fields, name)
+                if isinstance(own, SkipReason):
+                    skipped.append(SkippedRule(rule_id, own))
+                    continue
+                alert = self._evaluate(version, window, tx, key_group, detected_at_ms, own)
+                if alert is not None:
+                    alerts.append(alert)
             max_ms = window.max_event_time_ms
             assert max_ms is not None
-            window.raise_floor(max_ms - plan.widest_active_window_ms - self._lateness_ms)
+            window.set_floor(max_ms - horizon_ms)
             store.put(key, window)
         alerts.sort(key=lambda alert: alert.rule_id)
-        return TransactionOutcome(tuple(alerts), tuple(late_groups), None)
+        return TransactionOutcome(tuple(alerts), tuple(late), tuple(skipped), tuple(applied), out_of_order)
 
     def _evaluate(
-        self, version: RuleVersion, window: GroupWindow, tx: Transaction, key_group: KeyGroup, detected_at_ms: int
+        self,
+        version: RuleVersion,
+        window: GroupWindow,
+        tx: Transaction,
+        key_group: KeyGroup,
+        detected_at_ms: int,
+        own: Decimal,
     ) -> Alert | None:
+        """The alert `version` raises for `tx`, whose own contribution to the window is `own`, if its limit holds."""
         rule, spec = version.rule, version.rule.spec
         aggregate = window.aggregate(rule.rule_id, tx.event_time_ms)
         if tx.ingest_ts_ms < version.window_start_ts_ms:
             # e always counts for its own evaluation, even when ingested before the window start.
-            own = ONE if spec.aggregate_field_name is None else numeric_value(tx.fields, spec.aggregate_field_name)
             aggregate = include(aggregate, own, spec.aggregator)
         if not limit_holds(spec.aggregator, aggregate, spec.limit_operator, spec.limit):
             return None
@@ -418,12 +556,14 @@ class Detector:
         )
 
     def to_bytes(self) -> bytes:
-        """The rule-set state (rules with their window starts, rule sequence, key groups, lateness)."""
+        """The rule-set state (rules with their window starts, rule sequence, key groups, lateness, future skew and
+        the sweep clock's samples); `from_bytes` also reads the previous format."""
         state = {
             "format": _STATE_FORMAT,
             "latenessMs": self._lateness_ms,
+            "futureSkewMs": self._future_skew_ms,
             "ruleSeq": self._rule_seq,
-            "clockMs": self._clock_ms,
+            "clockSamplesMs": list(self._clock.samples_ms),
             "keyGroups": sorted(list(key_group) for key_group in self._known_key_groups),
             "rules": [
                 {
@@ -439,14 +579,23 @@ class Detector:
         return json.dumps(state, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> Detector:
+    def from_bytes(cls, data: bytes, *, lateness_ms: int | None = None, future_skew_ms: int | None = None) -> Detector:
+        """The detector `to_bytes` described; `lateness_ms` and `future_skew_ms`, when given, replace the stored
+        ones (configuration may change across restarts). CorruptStateError if the bytes are not such state."""
         try:
             state = json.loads(data)
-            if state["format"] != _STATE_FORMAT:
+            if state["format"] not in (1, _STATE_FORMAT):
                 raise CorruptStateError(f"unknown detector state format {state['format']!r}")
-            detector = cls(lateness_ms=int(state["latenessMs"]))
+            detector = cls(
+                lateness_ms=int(state["latenessMs"]) if lateness_ms is None else lateness_ms,
+                future_skew_ms=int(state.get("futureSkewMs", DEFAULT_FUTURE_SKEW_MS))
+                if future_skew_ms is None
+                else future_skew_ms,
+            )
             detector._rule_seq = int(state["ruleSeq"])
-            detector._clock_ms = None if state.get("clockMs") is None else int(state["clockMs"])
+            # Format 1 kept the largest event time instead of the samples; it serves as one sample.
+            samples = state.get("clockSamplesMs", [] if state.get("clockMs") is None else [state["clockMs"]])
+            detector._clock = SweepClock(int(sample) for sample in samples)
             detector._known_key_groups = {tuple(str(name) for name in group) for group in state["keyGroups"]}
             for entry in state["rules"]:
                 detector._versions[str(entry["ruleId"])] = RuleVersion(

@@ -8,7 +8,15 @@ class FraudstreamError(Exception):
 
 
 class InvalidRuleError(FraudstreamError):
-    """A rule spec or rule message is unusable; the message names the offending field for the user."""
+    """A rule spec is unusable; the message names the offending field for the user."""
+
+
+class RejectedRuleMessageError(FraudstreamError):
+    """A rules-topic record the detector cannot apply; `reason` is the metric label (see `model.RuleMessageReason`)."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
 
 
 class CorruptStateError(FraudstreamError):
@@ -16,8 +24,9 @@ class CorruptStateError(FraudstreamError):
 
 
 class InvalidTransactionError(FraudstreamError):
-    """A transaction cannot be evaluated; `reason` is the short text that goes into the DLQ `error` header."""
+    """A transaction cannot be evaluated: `error` is the DLQ `error` header (one word), `detail` its explanation."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, error: str, detail: str) -> None:
+        super().__init__(f"{error}: {detail}")
+        self.error = error
+        self.detail = detail

@@ -17,6 +17,9 @@ Contracts (CONTRACT section 4, plus the project's choices):
 - `RuleSpec.window_identity()` is what, when it changes, starts the rule's window afresh: grouping
   keys, aggregate field and filters. Changing state, aggregator, operator, limit or windowMinutes
   keeps the window.
+- Rule JSON carries `formatVersion` (`RULE_FORMAT_VERSION`); a message without it is version 1. A reader refuses a
+  version it does not know (`parse_rule_message` raises RejectedRuleMessageError with reason
+  `unsupported-version`), so a rule written by a newer operator is never half-understood.
 """
 
 from __future__ import annotations
@@ -30,13 +33,23 @@ from enum import StrEnum
 from typing import Final, TypeVar
 
 from .decimals import as_number, canonical_decimal, is_amount, parse_decimal_text
-from .exceptions import InvalidRuleError
+from .exceptions import InvalidRuleError, RejectedRuleMessageError
 from .json_values import JsonValueError, loads_exact
 
 _E = TypeVar("_E", bound=StrEnum)
 
 MAX_WINDOW_MINUTES: Final = 527_040  # 366 days
 MS_PER_MINUTE: Final = 60_000
+RULE_FORMAT_VERSION: Final = 1
+
+
+class RuleMessageReason(StrEnum):
+    """Why the detector could not apply a rules-topic record (the `fraud_rule_messages_rejected_total` label)."""
+
+    UNPARSEABLE = "unparseable"
+    INVALID = "invalid"
+    KEY_MISMATCH = "key-mismatch"
+    UNSUPPORTED_VERSION = "unsupported-version"
 
 
 class RuleState(StrEnum):
@@ -393,7 +406,13 @@ class Rule:
     spec: RuleSpec
 
     def to_json(self) -> dict[str, object]:
-        return {"ruleId": self.rule_id, "generation": self.generation, "uid": self.uid, "spec": self.spec.to_json()}
+        return {
+            "formatVersion": RULE_FORMAT_VERSION,
+            "ruleId": self.rule_id,
+            "generation": self.generation,
+            "uid": self.uid,
+            "spec": self.spec.to_json(),
+        }
 
     def to_message_value(self) -> bytes:
         """Canonical JSON bytes: equal rules give equal bytes."""
@@ -401,9 +420,18 @@ class Rule:
 
     @classmethod
     def from_json(cls, obj: object) -> Rule:
-        """Read Rule JSON, re-validating the spec; raise InvalidRuleError for anything unusable."""
+        """Read Rule JSON, re-validating the spec; InvalidRuleError for anything unusable, RejectedRuleMessageError
+        (`unsupported-version`) for a format version this reader does not know."""
         if not isinstance(obj, Mapping):
             raise InvalidRuleError(f"rule message must be a JSON object, got {_describe(obj)}")
+        version = obj.get("formatVersion", 1)
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise InvalidRuleError(f"rule message formatVersion must be a positive integer, got {_describe(version)}")
+        if version > RULE_FORMAT_VERSION:
+            raise RejectedRuleMessageError(
+                RuleMessageReason.UNSUPPORTED_VERSION,
+                f"rule message formatVersion {version} is newer than this reader's {RULE_FORMAT_VERSION}",
+            )
         rule_id = obj.get("ruleId")
         if not isinstance(rule_id, str) or not rule_id:
             raise InvalidRuleError(f"rule message ruleId must be a non-empty string, got {_describe(rule_id)}")
@@ -419,13 +447,23 @@ class Rule:
 
 
 def parse_rule_message(value: bytes | None) -> Rule | None:
-    """The Rule a rules-topic record value holds; None for a tombstone (null value)."""
+    """The Rule a rules-topic record value holds; None for a tombstone (null value).
+
+    Raises RejectedRuleMessageError whose reason says why the value is unusable: `unparseable` (empty, not JSON),
+    `invalid` (not Rule JSON, or an invalid spec) or `unsupported-version`.
+    """
     if value is None:
         return None
     if not value:
-        raise InvalidRuleError("rule message is empty (a deletion is a null value, not an empty one)")
+        raise RejectedRuleMessageError(
+            RuleMessageReason.UNPARSEABLE, "rule message is empty (a deletion is a null value, not an empty one)"
+        )
     try:
         obj = loads_exact(value)
     except JsonValueError as exc:
-        raise InvalidRuleError(f"rule message is not valid JSON: {exc}") from exc
-    return Rule.from_json(obj)
+        detail = f"rule message is not usable JSON: {exc}"
+        raise RejectedRuleMessageError(RuleMessageReason.UNPARSEABLE, detail) from exc
+    try:
+        return Rule.from_json(obj)
+    except InvalidRuleError as exc:
+        raise RejectedRuleMessageError(RuleMessageReason.INVALID, str(exc)) from exc

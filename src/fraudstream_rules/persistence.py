@@ -10,7 +10,8 @@ flush costs O(new events), not O(window). Segments wholly below the eviction flo
 
 Contracts:
 - `restore(head, segments)` rebuilds exactly the live window that was flushed: the same events (those at
-  or above the floor) in the same order (event time, then insertion order), the same maximum and floor.
+  or above the floor) in the same order (event time, then insertion order), the same maxima and floor. A floor
+  that went down after evicting since the previous flush forces a rewrite, so no evicted event comes back.
 - The head names its segments oldest first; segment payloads are `event_codec` payloads.
 """
 
@@ -24,11 +25,12 @@ from typing import Final
 from .aggregates import StoredEvent
 from .event_codec import decode_events, encode_events
 from .exceptions import CorruptStateError
-from .windows import GroupWindow
+from .windows import GroupWindow, WindowChanges
 
 __all__ = ["FlushPlan", "GroupHead", "SegmentRef", "decode_events", "encode_events", "plan_flush", "restore"]
 
-_FORMAT: Final = 1
+_FORMAT: Final = 2
+_FORMAT_WITHOUT_INGEST: Final = 1
 INLINE_MAX_EVENTS: Final = 64
 
 
@@ -48,22 +50,24 @@ class GroupHead:
     floor_ms: int | None
     segments: tuple[SegmentRef, ...]
     next_seq: int
+    max_ingest_ts_ms: int | None = None
 
     def to_bytes(self) -> bytes:
         return json.dumps(
             [_FORMAT, list(self.field_names), self.max_event_time_ms, self.floor_ms,
-             [[s.seq, s.count, s.max_event_time_ms] for s in self.segments], self.next_seq],
+             [[s.seq, s.count, s.max_event_time_ms] for s in self.segments], self.next_seq, self.max_ingest_ts_ms],
             separators=(",", ":"),
         ).encode()  # fmt: skip
 
     @staticmethod
     def from_bytes(data: bytes) -> GroupHead:
         try:
-            version, names, max_ms, floor_ms, segments, next_seq = json.loads(data)
-            if version != _FORMAT:
+            version, names, max_ms, floor_ms, segments, next_seq, *rest = json.loads(data)
+            if version not in (_FORMAT, _FORMAT_WITHOUT_INGEST) or len(rest) != (version == _FORMAT):
                 raise CorruptStateError(f"unknown group head format {version!r}")
             refs = tuple(SegmentRef(int(s), int(c), int(m)) for s, c, m in segments)
-            return GroupHead(tuple(names), max_ms, floor_ms, refs, int(next_seq))
+            max_ingest = None if not rest or rest[0] is None else int(rest[0])
+            return GroupHead(tuple(names), max_ms, floor_ms, refs, int(next_seq), max_ingest)
         except CorruptStateError:
             raise
         except Exception as exc:
@@ -84,20 +88,28 @@ class FlushPlan:
 def plan_flush(
     head: GroupHead | None,
     window: GroupWindow,
-    journal: Sequence[StoredEvent],
+    changes: WindowChanges,
     inline_max_events: int = INLINE_MAX_EVENTS,
 ) -> FlushPlan:
-    """The writes for one flush of `window`, whose inserts since the last flush are `journal`."""
+    """The writes for one flush of `window`, whose changes since the last flush are `changes`."""
+    journal = changes.inserted
     floor_ms = window.floor_ms
     old = head.segments if head else ()
     next_seq = head.next_seq if head else 0
+    max_ingest = window.max_ingest_ts_ms
     if len(window) <= inline_max_events:
         inline = encode_events(window.field_names, list(window.events()))
-        small = GroupHead(window.field_names, window.max_event_time_ms, floor_ms, (), next_seq)
+        small = GroupHead(window.field_names, window.max_event_time_ms, floor_ms, (), next_seq, max_ingest)
         return FlushPlan(small, inline, (), tuple(s.seq for s in old))
     live = [s for s in old if floor_ms is None or s.max_event_time_ms >= floor_ms]
     delta_count = sum(s.count for s in live[1:]) + len(journal)
-    rewrite = head is None or head.field_names != window.field_names or not live or delta_count >= live[0].count
+    rewrite = (
+        head is None
+        or head.field_names != window.field_names
+        or not live
+        or delta_count >= live[0].count
+        or changes.floor_lowered
+    )
     if rewrite:
         events = list(window.events())
         segments: tuple[SegmentRef, ...] = ()
@@ -113,7 +125,7 @@ def plan_flush(
             ref = SegmentRef(next_seq, len(journal), max(e.event_time_ms for e in journal))
             segments += (ref,)
             puts = ((next_seq, encode_events(window.field_names, journal)),)
-    new_head = GroupHead(window.field_names, window.max_event_time_ms, floor_ms, segments, next_seq + 1)
+    new_head = GroupHead(window.field_names, window.max_event_time_ms, floor_ms, segments, next_seq + 1, max_ingest)
     return FlushPlan(new_head, b"", puts, deletes)
 
 
@@ -128,4 +140,4 @@ def restore(head: GroupHead, inline: bytes, segments: Sequence[bytes]) -> GroupW
     events.sort(key=lambda event: event.event_time_ms)  # stable: insertion order among equal times
     if head.floor_ms is not None:
         events = [event for event in events if event.event_time_ms >= head.floor_ms]
-    return GroupWindow.restore(head.field_names, events, head.max_event_time_ms, head.floor_ms)
+    return GroupWindow.restore(head.field_names, events, head.max_event_time_ms, head.floor_ms, head.max_ingest_ts_ms)

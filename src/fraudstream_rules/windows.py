@@ -3,28 +3,37 @@
 Contracts:
 - Events are sorted by event time, ties in insertion (= processing) order, and addressed by absolute
   indices that eviction and compaction never change (see aggregates.EventLog).
-- `max_event_time_ms` is the largest event time ever stored; `floor_ms` only goes up, and every
-  stored event has `event_time_ms >= floor_ms`. The caller keeps the floor at or below
-  `max_event_time_ms - lateness_ms` and only inserts events at or above that horizon, which is what
-  makes out-of-order insertions cheap and keeps aggregators valid across evictions.
+- `max_event_time_ms` is the largest event time ever stored and `max_ingest_ts_ms` the largest ingestion
+  timestamp; every stored event has `event_time_ms >= floor_ms`. The caller sets the floor (`set_floor`) to the
+  group's horizon after each insertion and inserts only events at or above the horizon; a floor that moves down
+  (the horizon widened) brings nothing back, it only lets later insertions land lower.
 - `field_names` is the projection the events' `values` follow; `prepare` changes it (re-projecting
   every event, absent fields becoming MISSING) and brings the aggregators in line with the rules.
-- `to_bytes` keeps only the events, maximum and floor (size proportional to the events held);
-  aggregators are derived state and are rebuilt from the events on first use after `from_bytes`.
+- `to_bytes` keeps only the events, the maxima and the floor (size proportional to the events held);
+  aggregators are derived state and are rebuilt from the events on first use after `from_bytes`, which also
+  reads the previous format (without `max_ingest_ts_ms`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping
-from typing import Final
+from typing import Final, NamedTuple
 
 from .aggregates import MISSING, StoredEvent, WindowAggregate, WindowAggregator, WindowSpec
 from .event_codec import decode_events, encode_events, plain_dumps, plain_loads
 from .exceptions import CorruptStateError
 
-_FORMAT: Final = 2
+_FORMAT: Final = 3
+_FORMAT_WITHOUT_INGEST: Final = 2
 _COMPACT_AFTER: Final = 256
+
+
+class WindowChanges(NamedTuple):
+    """What a window's stored copy must catch up with (`GroupWindow.take_changes`)."""
+
+    inserted: list[StoredEvent]
+    floor_lowered: bool
 
 
 class GroupWindow:
@@ -35,9 +44,11 @@ class GroupWindow:
         "_base",
         "_events",
         "_field_names",
+        "_floor_lowered",
         "_floor_ms",
         "_head",
         "_journal",
+        "_max_ingest_ms",
         "_max_ms",
         "_times",
     )
@@ -49,9 +60,11 @@ class GroupWindow:
         self._head = 0  # events[:head] are evicted, awaiting compaction
         self._base = 0  # absolute index of events[0]
         self._max_ms: int | None = None
+        self._max_ingest_ms: int | None = None
         self._floor_ms: int | None = None
         self._aggregators: dict[str, tuple[WindowSpec, WindowAggregator]] = {}
         self._journal: list[StoredEvent] = []
+        self._floor_lowered = False
 
     @classmethod
     def restore(
@@ -60,19 +73,23 @@ class GroupWindow:
         events: list[StoredEvent],
         max_event_time_ms: int | None,
         floor_ms: int | None,
+        max_ingest_ts_ms: int | None = None,
     ) -> GroupWindow:
         """A window holding `events` (sorted by event time, all at or above `floor_ms`), with an empty journal."""
         window = cls(field_names)
         window._events = events
         window._times = [event.event_time_ms for event in events]
         window._max_ms = max_event_time_ms
+        window._max_ingest_ms = max_ingest_ts_ms
         window._floor_ms = floor_ms
         return window
 
-    def take_journal(self) -> list[StoredEvent]:
-        """The events inserted since the previous call (in insertion order), forgetting them."""
-        journal, self._journal = self._journal, []
-        return journal
+    def take_changes(self) -> WindowChanges:
+        """What changed since the previous call: the events inserted (in insertion order), and whether the floor
+        went down after evicting something (then a stored copy must be rewritten, not appended to)."""
+        changes = WindowChanges(self._journal, self._floor_lowered)
+        self._journal, self._floor_lowered = [], False
+        return changes
 
     @property
     def field_names(self) -> tuple[str, ...]:
@@ -81,6 +98,10 @@ class GroupWindow:
     @property
     def max_event_time_ms(self) -> int | None:
         return self._max_ms
+
+    @property
+    def max_ingest_ts_ms(self) -> int | None:
+        return self._max_ingest_ms
 
     @property
     def floor_ms(self) -> int | None:
@@ -105,10 +126,6 @@ class GroupWindow:
 
     def index_at_or_after(self, event_time_ms: int) -> int:
         return self._base + bisect_left(self._times, event_time_ms, self._head)
-
-    def is_late(self, event_time_ms: int, lateness_ms: int) -> bool:
-        """Whether an event is older than the group's horizon `max_event_time_ms - lateness_ms`."""
-        return self._max_ms is not None and event_time_ms < self._max_ms - lateness_ms
 
     def prepare(self, field_names: tuple[str, ...], specs: Mapping[str, WindowSpec]) -> None:
         """Adopt projection `field_names` and keep exactly one up-to-date aggregator per spec."""
@@ -140,6 +157,8 @@ class GroupWindow:
             position = bisect_right(self._times, event_time_ms, self._head)
             self._events.insert(position, event)
             self._times.insert(position, event_time_ms)
+        if self._max_ingest_ms is None or event.ingest_ts_ms > self._max_ingest_ms:
+            self._max_ingest_ms = event.ingest_ts_ms
         self._journal.append(event)
         index = self._base + position
         for _, aggregator in self._aggregators.values():
@@ -149,10 +168,11 @@ class GroupWindow:
         """The aggregate of `slot`'s rule over `[event_time_ms - window_ms, event_time_ms]`."""
         return self._aggregators[slot][1].query(self, event_time_ms)
 
-    def raise_floor(self, floor_ms: int) -> None:
-        """Set the floor to `floor_ms` if that is higher, evicting the events below it."""
-        if self._floor_ms is not None and floor_ms <= self._floor_ms:
+    def set_floor(self, floor_ms: int) -> None:
+        """Set the floor, evicting the events below it."""
+        if floor_ms == self._floor_ms:
             return
+        self._floor_lowered = self._floor_lowered or (self._floor_ms is not None and floor_ms < self._floor_ms)
         self._floor_ms = floor_ms
         head, times = self._head, self._times
         while head < len(times) and times[head] < floor_ms:
@@ -165,19 +185,18 @@ class GroupWindow:
         self._head = head
 
     def to_bytes(self) -> bytes:
-        return plain_dumps(
-            (_FORMAT, self._max_ms, self._floor_ms, encode_events(self._field_names, list(self.events())))
-        )
+        events = encode_events(self._field_names, list(self.events()))
+        return plain_dumps((_FORMAT, self._max_ms, self._floor_ms, events, self._max_ingest_ms))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> GroupWindow:
         try:
-            version, max_ms, floor_ms, payload = plain_loads(data)
+            version, max_ms, floor_ms, payload, *rest = plain_loads(data)
         except CorruptStateError:
             raise
         except Exception as exc:
             raise CorruptStateError(f"unreadable group state: {exc}") from exc
-        if version != _FORMAT:
+        if version not in (_FORMAT, _FORMAT_WITHOUT_INGEST) or len(rest) != (version == _FORMAT):
             raise CorruptStateError(f"unknown group state format {version!r}")
         field_names, events = decode_events(payload)
-        return cls.restore(field_names, events, max_ms, floor_ms)
+        return cls.restore(field_names, events, max_ms, floor_ms, rest[0] if rest else None)

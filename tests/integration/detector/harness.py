@@ -15,15 +15,21 @@ from confluent_kafka import Producer
 from fraudstream_detector.config import DetectorConfig
 from fraudstream_detector.job import build_query
 from fraudstream_detector.jvm_evaluator import build_jvm_query, records_processed
+from fraudstream_detector.liveness import Progress
 from fraudstream_detector.records import InputRecord, RecordKind
 from fraudstream_detector.sink import BatchSink
 from fraudstream_kafka.settings import KafkaSettings, Topics
-from fraudstream_kafka.topics import contract_topics, ensure_topics
+from fraudstream_kafka.topics import ensure_contract_topics
 from fraudstream_localstack.processes import wait_for
 
 
 def detector_config(
-    kafka: KafkaSettings, topics: Topics, checkpoint: Path, lateness_ms: int = 60_000, evaluator: str = "jvm"
+    kafka: KafkaSettings,
+    topics: Topics,
+    checkpoint: Path,
+    lateness_ms: int = 60_000,
+    evaluator: str = "jvm",
+    reorder_wait_ms: int = 0,
 ) -> DetectorConfig:
     return DetectorConfig(
         kafka=kafka,
@@ -38,6 +44,7 @@ def detector_config(
         master="local[2]",
         evaluator=evaluator,
         checkpoint_interval="10 seconds",
+        reorder_wait_ms=reorder_wait_ms,
     )
 
 
@@ -105,11 +112,12 @@ class RunningDetector:
 @contextmanager
 def running_detector(spark: Any, config: DetectorConfig) -> Iterator[RunningDetector]:
     """The detector query with the configured evaluator, started."""
-    ensure_topics(config.kafka, contract_topics(config.topics))
+    limits = ensure_contract_topics(config.kafka, config.topics)
+    max_request_bytes = max(limits[config.topics.alerts], limits[config.topics.dlq])
     if config.evaluator == "python":
-        query = build_query(spark, config, BatchSink(config.kafka, config.topics))
+        query = build_query(spark, config, BatchSink(config.kafka, config.topics, max_request_bytes, Progress()))
     else:
-        query = build_jvm_query(spark, config)
+        query = build_jvm_query(spark, config, max_request_bytes)
     try:
         yield RunningDetector(spark, config, query)
     finally:

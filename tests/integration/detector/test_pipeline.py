@@ -99,11 +99,11 @@ def test_alerts_equal_the_oracle_through_rule_update_pause_delete_and_new_rule(
         txs(["a", "b", "c", "b", "a"], ["25", "0.5", "80", "75", "100"], minute // 3, kind="CSH")
         txs(["a", "b"], ["70", "0.3"], minute // 2)
         detector.settle(script)
+        expected = expected_alerts(script.records, lateness_ms=30_000)
+        got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= len(expected), timeout_s=60)
 
-    expected = expected_alerts(script.records, lateness_ms=30_000)
     assert len(expected) >= 8, f"the script is meant to raise alerts of several rules: {expected}"
     assert {rule for rule, _, _ in expected} >= {"ns/sum", "ns/count", "ns/avg", "ns/max", "ns/min"}
-    got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= len(expected), timeout_s=60)
     assert alert_keys(got) == expected
 
 
@@ -120,39 +120,45 @@ def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_runni
         script.transaction({"transactionId": "no-time", "payerId": "a", "paymentAmount": "5"})
         script.transaction({"transactionId": "nan", "eventTime": base, "payerId": "a", "paymentAmount": "lots"})
         script.transaction({"transactionId": "ok1", "eventTime": base + 10_000, "payerId": "a", "paymentAmount": "5"})
-        script.transaction({"transactionId": "late", "eventTime": base, "payerId": "a", "paymentAmount": "50"})
+        # Beyond the horizon: the 10-minute window plus 1 s of lateness behind the newest event.
+        script.transaction(
+            {"transactionId": "late", "eventTime": base - 700_000, "payerId": "a", "paymentAmount": "50"}
+        )
         script.transaction({"transactionId": "ok2", "eventTime": base + 10_001, "payerId": "a", "paymentAmount": "6"})
         detector.settle(script)
+        dlq = consume_until(kafka_settings, unique_topics.dlq, lambda ms: len(ms) >= 3, timeout_s=60)
+        alerts = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 1, timeout_s=60)
         assert detector.query.isActive
 
-    dlq = consume_until(kafka_settings, unique_topics.dlq, lambda ms: len(ms) >= 4, timeout_s=60)
-    headers = [dict((k, v.decode()) for k, v in (m.headers() or [])) for m in dlq]
-    by_offset = {int(h["source.offset"]): h["error"] for h in headers}
+    headers = [{k: v.decode() for k, v in (m.headers() or [])} for m in dlq]
+    by_offset = {int(h["source.offset"]): (h["error"], h["error.detail"]) for h in headers}
     tx_offsets = [r.offset for r in script.records if r.kind is RecordKind.TRANSACTION]
-    assert by_offset[tx_offsets[0]].startswith("unparseable")
-    assert "eventTime" in by_offset[tx_offsets[1]]
-    assert by_offset[tx_offsets[2]].startswith("non-numeric")
-    assert by_offset[tx_offsets[4]] == "late"
+    assert by_offset[tx_offsets[0]] == ("unparseable", "not valid UTF-8 at byte 0")
+    assert by_offset[tx_offsets[1]] == ("invalid", "missing eventTime")
+    error, detail = by_offset[tx_offsets[4]]
+    assert (error, detail.split(" by ")[0]) == ("late", 'late for group [["payerId"],["a"]]')
+    assert len(dlq) == 3, "the non-numeric amount skips the rule; it is not dead-lettered"
     assert all(h["source.topic"] == unique_topics.transactions for h in headers)
     assert [m.value() for m in dlq if int(dict(m.headers())["source.offset"]) == tx_offsets[0]] == [b"\xff not json"]
-    alerts = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 1, timeout_s=60)
     assert {json.loads(m.value())["transactionId"] for m in alerts} == {"ok2"}
     if evaluator == "jvm":
         # What the Python driver exports as metrics: each outcome counted once, the alert's latency observed.
         source = spark._jvm.io.fraudstream.evaluator.spark.EvaluatorMetrics.of(str(config.checkpoint_dir))
-        observed: dict[str, Any] = {"alerts": [], "dlq": {}}
+        observed: dict[str, Any] = {"alerts": [], "dlq": {}, "transactions": {}, "skipped": [], "records": 0}
 
         def all_observed() -> bool:
             drained = json.loads(source.drain())
-            for key in ("evaluated", "invalid", "late", "records"):
-                observed[key] = observed.get(key, 0) + drained[key]
             observed["alerts"] += drained["alerts"]
-            for error, count in drained["dlq"].items():
-                observed["dlq"][error] = observed["dlq"].get(error, 0) + count
-            return bool(observed["alerts"]) and sum(observed["dlq"].values()) >= 4
+            observed["skipped"] += drained["skipped"]
+            observed["records"] += drained["records"]
+            for section in ("dlq", "transactions"):
+                for key, count in drained[section].items():
+                    observed[section][key] = observed[section].get(key, 0) + count
+            return bool(observed["alerts"]) and sum(observed["dlq"].values()) >= 3
 
         wait_for(all_observed, 30, "the evaluator's metrics")
-        assert (observed["evaluated"], observed["invalid"], observed["late"]) == (3, 3, 1)
+        assert observed["transactions"] == {"evaluated": 4, "invalid": 2, "late": 1}
         assert [rule for rule, _ in observed["alerts"]] == ["ns/sum"]
-        assert observed["dlq"] == {"unparseable": 1, "missing eventTime": 1, "non-numeric paymentAmount": 1, "late": 1}
+        assert observed["dlq"] == {"unparseable": 1, "invalid": 1, "late": 1}
+        assert observed["skipped"] == [["ns/sum", "non-numeric", 1]]
         assert observed["records"] == len(script.records)

@@ -39,6 +39,7 @@ def test_create_publishes_the_rule_and_reports_ready(
             "offset": record.offset,
         }
         assert record.rule == {
+            "formatVersion": 1,
             "ruleId": key,
             "generation": 1,
             "uid": created["metadata"]["uid"],

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fraudstream_detector.config import parse_config
 
 
@@ -46,3 +48,28 @@ def test_the_python_evaluator_keeps_two_slots_unless_a_master_is_given() -> None
 def test_driver_memory_is_left_to_spark_unless_given() -> None:
     assert parse_config([], env={}).driver_memory == ""
     assert parse_config([], env={"DETECTOR_DRIVER_MEMORY": "4g"}).driver_memory == "4g"
+
+
+def test_future_skew_reorder_wait_and_liveness_timeout() -> None:
+    cfg = parse_config([], env={})
+    assert (cfg.future_skew_ms, cfg.reorder_wait_ms, cfg.liveness_timeout_s) == (300_000, 0, 120.0)
+    env = {"DETECTOR_FUTURE_SKEW_MS": "1000", "DETECTOR_REORDER_WAIT_MS": "50", "DETECTOR_LIVENESS_TIMEOUT_S": "30"}
+    cfg = parse_config([], env)
+    assert (cfg.future_skew_ms, cfg.reorder_wait_ms, cfg.liveness_timeout_s) == (1_000, 50, 30.0)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--evaluator", "python", "--reorder-wait-ms", "50"], "--reorder-wait-ms applies to the jvm evaluator only"),
+        (["--future-skew-ms", "-1"], "--future-skew-ms must be >= 0"),
+        (["--lateness-ms", "-5"], "--lateness-ms must be >= 0"),
+        (["--reorder-wait-ms", "-1"], "--reorder-wait-ms must be >= 0"),
+    ],
+)
+def test_settings_that_cannot_apply_are_refused_with_a_message(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        parse_config(argv, env={})
+    assert message in capsys.readouterr().err

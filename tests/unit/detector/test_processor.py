@@ -11,6 +11,7 @@ from pyspark.sql.streaming.tws_tester import TwsTester
 
 from fraudstream_detector.processor import RuleEngineProcessor
 from fraudstream_rules.alerts import alert_id
+from fraudstream_rules.engine import SweepClock
 
 SUM_OVER_100 = {
     "groupingKeyNames": ["payerId"],
@@ -55,8 +56,8 @@ def test_state_carries_rules_and_windows_across_batches() -> None:
     tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000), timeMode="ProcessingTime")
     first = tester.test(0, [rule_row(0, 1_000, "ns/sum", SUM_OVER_100), tx_row(0, 1_010, tx(1, "p", "60", 5_000))])
     assert by_kind(first, "alert") == []
-    assert by_kind(first, "stats")[0].evaluated == 1
-    assert by_kind(first, "stats")[0].active_rules == 1
+    assert observations(first)["transactions"] == {"evaluated": 1}
+    assert observations(first)["activeRules"] == 1
 
     second = tester.test(0, [tx_row(1, 1_020, tx(2, "p", "50.5", 6_000)), tx_row(2, 1_030, tx(3, "q", "500", 6_000))])
     alerts = [json.loads(r.value) for r in by_kind(second, "alert")]
@@ -73,36 +74,62 @@ def test_rows_of_a_batch_are_evaluated_in_timestamp_order_whatever_their_arrival
     assert [json.loads(r.value)["transactionId"] for r in alerts] == ["t1"]
 
 
-def test_malformed_and_non_numeric_transactions_go_to_the_dlq_with_a_reason() -> None:
+def observations(rows: list[Row]) -> dict[str, Any]:
+    (stats,) = by_kind(rows, "stats")
+    parsed: dict[str, Any] = json.loads(stats.observations)
+    return parsed
+
+
+def test_unusable_transactions_go_to_the_dlq_and_a_non_numeric_amount_skips_only_its_rule() -> None:
     tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000), timeMode="ProcessingTime")
     rows = [
         rule_row(0, 1_000, "ns/sum", SUM_OVER_100),
         tx_row(1, 1_010, b"{not json"),
         tx_row(2, 1_020, {"transactionId": "t2", "payerId": "p", "paymentAmount": "1"}),
         tx_row(3, 1_030, tx(3, "p", "abc", 5_000)),
+        tx_row(4, 1_040, tx(4, "p", "1", 10**9)),
     ]
     out = tester.test(0, rows)
     dlq = by_kind(out, "dlq")
-    assert [(r.source_offset, r.error.split(" ")[0]) for r in dlq] == [
-        (1, "unparseable:"),
-        (2, "missing"),
-        (3, "non-numeric"),
-    ]
+    assert [(r.source_offset, r.error, r.detail) for r in dlq] == [
+        (1, "unparseable", "not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+        (2, "invalid", "missing eventTime"),
+        (4, "future", "eventTime 1000000000 is 999998960 ms ahead of its Kafka timestamp 1040 "
+         "(allowed future skew 300000 ms)"),
+    ]  # fmt: skip
     assert all(r.source_topic == "transactions" and r.source_partition == 0 for r in dlq)
-    assert by_kind(out, "stats")[0].invalid == 3
+    observed = observations(out)
+    assert observed["transactions"] == {"invalid": 2, "future": 1, "evaluated": 1}
+    assert (observed["applied"], observed["skipped"]) == ({"ns/sum": 1}, [["ns/sum", "non-numeric", 1]])
 
 
-def test_late_transaction_is_reported_per_key_group_and_not_evaluated() -> None:
+def test_a_refused_rule_message_changes_nothing_and_is_counted() -> None:
+    tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000), timeMode="ProcessingTime")
+    newer = json.dumps({"formatVersion": 9, "ruleId": "ns/sum", "generation": 2, "uid": "u", "spec": {}}).encode()
+    rows = [
+        rule_row(0, 1_000, "ns/sum", SUM_OVER_100),
+        Row(
+            kind="rule", key=b"ns/sum", value=newer, topic="rules", partition=0, offset=1, timestamp_ms=1_001, bucket=0
+        ),
+        tx_row(2, 1_010, tx(2, "p", "500", 5_000)),
+    ]
+    out = tester.test(0, rows)
+    assert observations(out)["ruleMessagesRejected"] == {"unsupported-version": 1}
+    assert [json.loads(r.value)["ruleId"] for r in by_kind(out, "alert")] == ["ns/sum"]
+
+
+def test_a_late_transaction_is_a_late_part_with_its_group_and_is_not_evaluated_there() -> None:
     tester = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=1_000), timeMode="ProcessingTime")
     rows = [
         rule_row(0, 1_000, "ns/sum", SUM_OVER_100),
-        tx_row(1, 1_010, tx(1, "p", "10", 100_000)),
-        tx_row(2, 1_020, tx(2, "p", "500", 98_000)),
+        tx_row(1, 1_000_010, tx(1, "p", "10", 1_000_000)),
+        tx_row(2, 1_000_020, tx(2, "p", "500", 1_000_000 - 602_000)),  # window 10 min + lateness 1 s behind
     ]
     out = tester.test(0, rows)
-    assert [(r.source_offset, r.error) for r in by_kind(out, "dlq")] == [(2, "late")]
-    assert by_kind(out, "alert") == []
-    assert by_kind(out, "stats")[0].late == 1
+    (late,) = by_kind(out, "late")
+    assert (late.source_offset, late.error) == (2, "late")
+    assert late.detail.startswith('late for group [["payerId"],["p"]] by 1000 ms')
+    assert by_kind(out, "alert") == [] and by_kind(out, "dlq") == []
 
 
 def test_a_bucket_evaluates_only_the_key_groups_it_owns() -> None:
@@ -182,6 +209,7 @@ def test_the_sweep_timer_drops_groups_idle_past_their_retention() -> None:
     assert len(tester.peekMapState("groups", 0)) == 2
     tester.setProcessingTime(minute)  # the clock (70 000) is not yet past idle's retention (10 000 + 61 000)
     assert len(tester.peekMapState("groups", 0)) == 2
-    tester.test(0, [tx_row(3, 4, tx(3, "busy", "1", 71_001))])
+    # The sweep clock is the median of the recent event times: it moves once most of them have.
+    tester.test(0, [tx_row(3 + i, 4 + i, tx(3 + i, "busy", "1", 71_001)) for i in range(SweepClock.SAMPLES)])
     tester.setProcessingTime(2 * minute)
     assert [key[0] for key in tester.peekMapState("groups", 0)] == ['[["payerId"],["busy"]]']

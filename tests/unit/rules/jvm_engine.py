@@ -7,6 +7,7 @@ the oracle's records into requests and the responses into `JvmOutcome`s (alerts 
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 from collections.abc import Sequence
@@ -31,11 +32,29 @@ class JvmHarnessError(RuntimeError):
 
 @dataclass(frozen=True)
 class JvmOutcome:
-    """One transaction's outcome from the JVM engine; `alerts` are the alert JSON objects in order."""
+    """One transaction's outcome from the JVM engine; `alerts` are the alert JSON objects in order, `late` pairs of
+    group key and DLQ detail, `skipped` pairs of rule id and reason, `rejection` (error, detail) or None."""
 
     alerts: tuple[dict[str, object], ...]
-    late_groups: tuple[str, ...]
-    invalid_reason: str | None
+    late: tuple[tuple[str, str], ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
+    applied: tuple[str, ...] = ()
+    out_of_order: bool = False
+    rejection: tuple[str, str] | None = None
+
+    @staticmethod
+    def of(outcome: dict[str, object]) -> JvmOutcome:
+        """From the harness's JSON outcome."""
+        rejection = outcome["rejection"]
+        assert rejection is None or isinstance(rejection, dict)
+        return JvmOutcome(
+            alerts=tuple(outcome["alerts"]),  # type: ignore[arg-type]
+            late=tuple(tuple(pair) for pair in outcome["late"]),  # type: ignore[attr-defined]
+            skipped=tuple(tuple(pair) for pair in outcome["skipped"]),  # type: ignore[attr-defined]
+            applied=tuple(outcome["applied"]),  # type: ignore[arg-type]
+            out_of_order=bool(outcome["outOfOrder"]),
+            rejection=None if rejection is None else (str(rejection["error"]), str(rejection["detail"])),
+        )
 
 
 def build_jar() -> Path:
@@ -56,13 +75,13 @@ def record_json(record: Record) -> dict[str, object]:
         value = None if record.rule is None else record.rule.to_message_value().decode()
         return {"kind": "rule", "ruleId": record.rule_id, "value": value, "ts": record.published_ts_ms}
     assert isinstance(record, Transaction)
-    return {
-        "kind": "tx",
-        "value": record.raw.decode(),
-        "ts": record.ingest_ts_ms,
-        "partition": record.partition,
-        "offset": record.offset,
-    }
+    return raw_transaction_json(record.raw, record.ingest_ts_ms, record.partition, record.offset)
+
+
+def raw_transaction_json(value: bytes | None, ingest_ts_ms: int, partition: int, offset: int) -> dict[str, object]:
+    """The harness request form of a transactions-topic record holding any bytes (None: a null value)."""
+    encoded = None if value is None else base64.b64encode(value).decode()
+    return {"kind": "tx", "valueBase64": encoded, "ts": ingest_ts_ms, "partition": partition, "offset": offset}
 
 
 class JvmEngine:
@@ -102,31 +121,26 @@ class JvmEngine:
 
     def run(
         self,
-        records: Sequence[Record],
+        records: Sequence[Record] | Sequence[dict[str, object]],
         lateness_ms: int,
         *,
+        future_skew_ms: int = 300_000,
         bucket: int | None = None,
         buckets: int | None = None,
         persist_every_record: bool = False,
     ) -> list[JvmOutcome]:
-        """One JvmOutcome per transaction record, in order."""
+        """One JvmOutcome per transaction record, in order; records are oracle records or harness request forms."""
         outcomes = self.request(
             {
                 "latenessMs": lateness_ms,
-                "records": [record_json(record) for record in records],
+                "futureSkewMs": future_skew_ms,
+                "records": [record if isinstance(record, dict) else record_json(record) for record in records],
                 "bucket": bucket,
                 "buckets": buckets,
                 "persistEveryRecord": persist_every_record,
             }
         )
-        return [
-            JvmOutcome(
-                alerts=tuple(outcome["alerts"]),  # type: ignore[arg-type]
-                late_groups=tuple(outcome["lateGroups"]),  # type: ignore[arg-type]
-                invalid_reason=outcome["invalidReason"],  # type: ignore[arg-type]
-            )
-            for outcome in outcomes
-        ]
+        return [JvmOutcome.of(outcome) for outcome in outcomes]
 
     def close(self) -> None:
         stdin, _ = self._pipes()

@@ -1,8 +1,9 @@
-"""Brute-force reference implementation of the detector's semantics (fraudstream_rules.engine docstring).
+"""Brute-force reference implementation of the detector's semantics (fraudstream_rules.engine docstring, CONTRACT
+section 6).
 
-No incremental structure: every window is recomputed from the group's full stored history, every
-aggregate with Fractions, lateness and the floor by scanning. Slow and obviously right; the
-property tests hold the Detector to it.
+No incremental structure: every window is recomputed from the group's full stored history, every aggregate with
+Fractions, the horizon and the floor by scanning. Slow and obviously right; the property tests hold the Detector
+and its JVM twin to it.
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from fractions import Fraction
 from typing import TypeAlias
 
 from fraudstream_rules.decimals import canonical_decimal
-from fraudstream_rules.engine import group_key
-from fraudstream_rules.exceptions import InvalidTransactionError
+from fraudstream_rules.engine import DEFAULT_FUTURE_SKEW_MS, group_key
 from fraudstream_rules.model import AggregatorFunction, Rule, RuleState
-from fraudstream_rules.transactions import Transaction, numeric_value
+from fraudstream_rules.transactions import SkipReason, Transaction, amount_of
 
 _HOLDS = {
     "EQUAL": operator.eq,
@@ -45,9 +45,13 @@ AlertKey = tuple[str, str, str]  # (ruleId, transactionId, aggregateValue as can
 
 @dataclass(frozen=True)
 class Outcome:
+    """What one transaction did; `rejection` is the DLQ error of a transaction that was not evaluated at all."""
+
     alerts: frozenset[AlertKey]
-    late_groups: tuple[str, ...]
-    invalid_reason: str | None
+    late_groups: tuple[str, ...] = ()
+    rejection: str | None = None
+    skipped: frozenset[tuple[str, str]] = frozenset()
+    out_of_order: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,13 +59,6 @@ class _Version:
     rule: Rule
     window_start_ts_ms: int
     window_start_index: int  # record index of the message that started the window
-
-
-def _amount(tx: Transaction, name: str) -> Decimal | None:
-    try:
-        return numeric_value(tx.fields, name)
-    except InvalidTransactionError:
-        return None
 
 
 def _applies(rule: Rule, tx: Transaction) -> bool:
@@ -89,12 +86,14 @@ def _aggregate(function: AggregatorFunction, amounts: list[Decimal]) -> tuple[Fr
     return Fraction(extreme), extreme
 
 
-def run_oracle(records: Sequence[Record], lateness_ms: int) -> list[Outcome]:
+def run_oracle(
+    records: Sequence[Record], lateness_ms: int, future_skew_ms: int = DEFAULT_FUTURE_SKEW_MS
+) -> list[Outcome]:
     """One Outcome per transaction record, in order."""
     rules: dict[str, _Version] = {}
     key_groups: set[tuple[str, ...]] = set()
     stored: dict[str, list[tuple[int, Transaction]]] = {}
-    floors: dict[str, int] = {}
+    latest_ingest: dict[str, int] = {}
     outcomes: list[Outcome] = []
     for index, record in enumerate(records):
         if isinstance(record, RuleRecord):
@@ -115,21 +114,14 @@ def run_oracle(records: Sequence[Record], lateness_ms: int) -> list[Outcome]:
             continue
 
         tx = record
-        applicable = sorted(rule_id for rule_id, version in rules.items() if _applies(version.rule, tx))
-        invalid = None
-        for rule_id in applicable:
-            name = rules[rule_id].rule.spec.aggregate_field_name
-            if name is not None and invalid is None:
-                try:
-                    numeric_value(tx.fields, name)
-                except InvalidTransactionError as exc:
-                    invalid = exc.reason
-        if invalid is not None:
-            outcomes.append(Outcome(frozenset(), (), invalid))
+        if tx.event_time_ms - tx.ingest_ts_ms > future_skew_ms:
+            outcomes.append(Outcome(frozenset(), rejection="future"))
             continue
-
+        applicable = {rule_id for rule_id, version in rules.items() if _applies(version.rule, tx)}
         alerts: set[AlertKey] = set()
         late: list[str] = []
+        skipped: set[tuple[str, str]] = set()
+        out_of_order = False
         for key_group in sorted(key_groups):
             key = group_key(key_group, tx.fields)
             if key is None:
@@ -137,18 +129,30 @@ def run_oracle(records: Sequence[Record], lateness_ms: int) -> list[Outcome]:
             group_rules = {i: v for i, v in rules.items() if v.rule.spec.grouping_key_names == key_group}
             if not group_rules:
                 stored.pop(key, None)
-                floors.pop(key, None)
+                latest_ingest.pop(key, None)
                 continue
+            horizon_ms = lateness_ms + max(
+                (v.rule.spec.window_ms for v in group_rules.values() if v.rule.spec.state is RuleState.ACTIVE),
+                default=0,
+            )
             events = stored.setdefault(key, [])
-            if events and tx.event_time_ms < max(x.event_time_ms for _, x in events) - lateness_ms:
+            if events and tx.event_time_ms < max(x.event_time_ms for _, x in events) - horizon_ms:
                 late.append(key)
                 continue
+            if latest_ingest.get(key, tx.ingest_ts_ms) > tx.ingest_ts_ms:
+                out_of_order = True
+            latest_ingest[key] = max(latest_ingest.get(key, tx.ingest_ts_ms), tx.ingest_ts_ms)
             events.append((index, tx))
 
             for rule_id, version in sorted(group_rules.items()):
                 if rule_id not in applicable:
                     continue
                 spec = version.rule.spec
+                if spec.aggregate_field_name is not None:
+                    own = amount_of(tx.fields, spec.aggregate_field_name)
+                    if isinstance(own, SkipReason):
+                        skipped.add((rule_id, own.value))
+                        continue
                 amounts = []
                 for j, x in events:
                     if x is not tx and (j <= version.window_start_index or x.ingest_ts_ms < version.window_start_ts_ms):
@@ -157,19 +161,15 @@ def run_oracle(records: Sequence[Record], lateness_ms: int) -> list[Outcome]:
                         continue
                     if not all(flt.matches(x.fields) for flt in spec.filters):
                         continue
-                    amount = Decimal(1) if spec.aggregate_field_name is None else _amount(x, spec.aggregate_field_name)
-                    if amount is not None:
+                    if spec.aggregate_field_name is None:
+                        amounts.append(Decimal(1))
+                    elif isinstance(amount := amount_of(x.fields, spec.aggregate_field_name), Decimal):
                         amounts.append(amount)
                 result = _aggregate(spec.aggregator, amounts)
                 if result is not None and _HOLDS[spec.limit_operator.value](result[0], Fraction(spec.limit)):
                     alerts.add((rule_id, tx.transaction_id, canonical_decimal(result[1])))
 
-            widest_ms = max(
-                (v.rule.spec.window_ms for v in group_rules.values() if v.rule.spec.state is RuleState.ACTIVE),
-                default=0,
-            )
-            candidate = max(x.event_time_ms for _, x in events) - widest_ms - lateness_ms
-            floors[key] = max(floors.get(key, candidate), candidate)
-            stored[key] = [(j, x) for j, x in events if x.event_time_ms >= floors[key]]
-        outcomes.append(Outcome(frozenset(alerts), tuple(late), None))
+            floor_ms = max(x.event_time_ms for _, x in events) - horizon_ms
+            stored[key] = [(j, x) for j, x in events if x.event_time_ms >= floor_ms]
+        outcomes.append(Outcome(frozenset(alerts), tuple(late), None, frozenset(skipped), out_of_order))
     return outcomes

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
 
 from fraudstream_rules.alerts import alert_id
-from fraudstream_rules.engine import Detector, GroupWindow, InMemoryGroupStore, TransactionOutcome, group_key
-from fraudstream_rules.exceptions import CorruptStateError, InvalidRuleError
+from fraudstream_rules.dead_letters import MAX_DETAIL_BYTES
+from fraudstream_rules.engine import (
+    Detector,
+    GroupWindow,
+    InMemoryGroupStore,
+    SkippedRule,
+    SweepClock,
+    TransactionOutcome,
+    group_key,
+)
+from fraudstream_rules.exceptions import CorruptStateError, RejectedRuleMessageError
 from fraudstream_rules.json_values import dumps_exact
 from fraudstream_rules.model import Rule, parse_spec
-from fraudstream_rules.transactions import Transaction, parse_transaction
+from fraudstream_rules.transactions import SkipReason, Transaction, parse_transaction
 
 D = Decimal
 T0 = 1_700_000_000_000
@@ -62,7 +72,7 @@ def make_rule(
 
 
 class Harness:
-    """A detector, an in-memory store, and a Kafka-like clock for records."""
+    """A detector, an in-memory store, and a Kafka-like clock for records (CreateTime, ever increasing)."""
 
     def __init__(self, lateness_ms: int = MINUTE) -> None:
         self.detector = Detector(lateness_ms=lateness_ms)
@@ -75,7 +85,8 @@ class Harness:
         self.detector.on_rule(rule_id, rule, self.clock_ms)
 
     def tx(self, event_time_ms: int, ingest_ts_ms: int | None = None, **fields: object) -> TransactionOutcome:
-        self.clock_ms += 10
+        """A transaction; unless told otherwise, ingested 10 ms after the previous record and not before its event."""
+        self.clock_ms = max(self.clock_ms + 10, event_time_ms)
         self.offset += 1
         body = {"transactionId": f"t{self.offset}", "eventTime": event_time_ms, "payerId": "p1", **fields}
         value = dumps_exact({k: v for k, v in body.items() if v is not ...}).encode()
@@ -136,16 +147,85 @@ def test_disorder_excludes_later_event_times() -> None:
     assert h.values(h.tx(T0 + 40_000, paymentAmount=2)) == [("ns/r", "8")]
 
 
-@pytest.mark.parametrize(("event_time_ms", "late"), [(T0 - MINUTE, False), (T0 - MINUTE - 1, True), (T0 + 1, False)])
-def test_late_transactions_are_reported_not_stored(event_time_ms: int, late: bool) -> None:
+@pytest.mark.parametrize(
+    ("event_time_ms", "late"), [(T0 - 2 * MINUTE, False), (T0 - 2 * MINUTE - 1, True), (T0 + 1, False)]
+)
+def test_late_is_beyond_the_horizon_widest_window_plus_lateness(event_time_ms: int, late: bool) -> None:
     h = Harness()
-    h.rule(make_rule(aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"))
+    h.rule(make_rule(aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"))  # 1 min + 1 min
     h.tx(T0)
     outcome = h.tx(event_time_ms)
-    assert outcome.late_groups == ((PAYER_P1,) if late else ())
+    assert [group.group_key for group in outcome.late] == ([PAYER_P1] if late else [])
     assert len(outcome.alerts) == (0 if late else 1)
     window = h.store.get(PAYER_P1)
     assert window is not None and len(window) == (1 if late else 2)
+
+
+def test_old_transactions_within_a_wide_window_are_evaluated_not_late() -> None:
+    h = Harness()
+    for aggregator in ("SUM", "MIN", "MAX"):
+        rule_id = f"ns/{aggregator.lower()}"
+        rule = make_rule(rule_id, aggregatorFunctionType=aggregator, windowMinutes=24 * 60, limitOperatorType="GREATER")
+        h.rule(replace(rule, spec=replace(rule.spec, limit=D(-1000))), rule_id=rule_id)
+    h.tx(T0, paymentAmount=5)
+    h.tx(T0 - 2 * 60 * MINUTE, paymentAmount=7)
+    outcome = h.tx(T0 - 60 * MINUTE, paymentAmount=1)  # an hour old: 7 is in its window, 5 is after it
+    assert outcome.late == ()
+    assert h.values(outcome) == [("ns/max", "7"), ("ns/min", "1"), ("ns/sum", "8")]
+    assert h.values(h.tx(T0 + 1, paymentAmount=2)) == [("ns/max", "7"), ("ns/min", "1"), ("ns/sum", "15")]
+
+
+def test_a_late_transaction_says_which_group_and_by_how_much() -> None:
+    h = Harness()
+    h.rule(make_rule())
+    h.tx(T0)
+    (late,) = h.tx(T0 - 5 * MINUTE).late
+    assert (late.group_key, late.newest_ms, late.horizon_ms, late.behind_ms) == (PAYER_P1, T0, 2 * MINUTE, 3 * MINUTE)
+    assert late.detail() == (
+        f"late for group {PAYER_P1} by 180000 ms: eventTime {T0 - 5 * MINUTE} is before {T0 - 2 * MINUTE} "
+        f"(newest eventTime {T0} minus horizon 120000 ms)"
+    )
+
+
+def test_a_huge_late_group_key_keeps_the_detail_within_bounds() -> None:
+    h = Harness()
+    h.rule(make_rule())
+    payer = "\u00e9" * 300_000
+    h.tx(T0, payerId=payer)
+    (late,) = h.tx(T0 - 5 * MINUTE, payerId=payer).late
+    assert len(late.detail().encode()) <= MAX_DETAIL_BYTES
+    assert late.detail().startswith('late for group [["payerId"],["\u00e9\u00e9')
+
+
+@pytest.mark.parametrize(
+    ("event_time_ms", "ingest_ts_ms", "future"),
+    [(T0 + 5 * MINUTE, T0, False), (T0 + 5 * MINUTE + 1, T0, True), (10**18, T0, True), (T0, T0 + 10**6, False)],
+)
+def test_future_transactions_are_rejected_and_move_no_clock(
+    event_time_ms: int, ingest_ts_ms: int, future: bool
+) -> None:
+    h = Harness()
+    h.rule(make_rule(aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"))
+    outcome = h.tx(event_time_ms, ingest_ts_ms=ingest_ts_ms)
+    if not future:
+        assert outcome.rejection is None and len(outcome.alerts) == 1
+        return
+    assert outcome.rejection is not None and outcome.rejection.error == "future"
+    assert outcome.rejection.detail == (
+        f"eventTime {event_time_ms} is {event_time_ms - ingest_ts_ms} ms ahead of its Kafka timestamp {ingest_ts_ms} "
+        "(allowed future skew 300000 ms)"
+    )
+    assert (outcome.alerts, outcome.late, outcome.applied) == ((), (), ())
+    assert (h.store.windows, h.detector.clock_ms) == ({}, None)
+    assert h.values(h.tx(T0, ingest_ts_ms=T0)) == [("ns/r", "1")]  # not late: the future one set no group clock
+
+
+def test_future_skew_is_configurable() -> None:
+    h = Harness()
+    h.detector = Detector(future_skew_ms=0)
+    h.rule(make_rule())
+    assert h.tx(T0 + 1, ingest_ts_ms=T0).rejection is not None
+    assert h.tx(T0, ingest_ts_ms=T0).rejection is None
 
 
 def test_paused_rules_raise_nothing_but_keep_their_window() -> None:
@@ -185,7 +265,7 @@ def test_tombstone_removes_the_rule_and_its_groups_when_touched() -> None:
     h.rule(None)
     assert h.detector.active_rule_count == 0
     assert PAYER_P1 in h.store.windows
-    assert h.tx(T0 + 1) == TransactionOutcome((), (), None)
+    assert h.tx(T0 + 1) == TransactionOutcome()
     assert h.store.windows == {}
 
 
@@ -197,9 +277,9 @@ def test_state_shrinks_when_the_widest_rule_is_paused() -> None:
         h.tx(T0 + step * MINUTE, paymentAmount=1)
     window = h.store.get(PAYER_P1)
     assert window is not None and len(window) == 11
-    assert h.detector.retention_ms(("payerId",)) == 10 * MINUTE
+    assert h.detector.horizon_ms(("payerId",)) == 10 * MINUTE
     h.rule(make_rule("ns/wide", generation=2, windowMinutes=10, limit="1e9", state="PAUSE"), rule_id="ns/wide")
-    assert h.detector.retention_ms(("payerId",)) == MINUTE
+    assert h.detector.horizon_ms(("payerId",)) == MINUTE
     h.tx(T0 + 20 * MINUTE, paymentAmount=1)
     assert len(window) == 2
     # Resumed, the wide rule sees only what was kept.
@@ -209,22 +289,29 @@ def test_state_shrinks_when_the_widest_rule_is_paused() -> None:
     assert h.values(h.tx(T0 + 21 * MINUTE, paymentAmount=1)) == [("ns/wide", "3")]
 
 
-def test_invalid_amount_stops_the_whole_transaction() -> None:
+def test_a_mistaken_rule_skips_only_itself() -> None:
     h = Harness()
     h.rule(
         make_rule("ns/count", aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"),
         rule_id="ns/count",
     )
-    h.rule(make_rule("ns/sum"), rule_id="ns/sum")
+    h.rule(make_rule("ns/sum", limitOperatorType="GREATER", limit="0"), rule_id="ns/sum")
+    h.rule(make_rule("ns/typo", aggregateFieldName="paymentAmout", limit="0"), rule_id="ns/typo")
     outcome = h.tx(T0, paymentAmount="abc")
-    assert outcome == TransactionOutcome((), (), "non-numeric paymentAmount: 'abc'")
-    assert h.tx(T0 + 1, paymentAmount=...).invalid_reason == "missing paymentAmount"
-    assert h.store.windows == {}
-    assert h.values(h.tx(T0 + 2, paymentAmount=1)) == [("ns/count", "1")]
+    assert h.values(outcome) == [("ns/count", "1")]
+    assert outcome.skipped == (
+        SkippedRule("ns/sum", SkipReason.NON_NUMERIC),
+        SkippedRule("ns/typo", SkipReason.MISSING),
+    )
+    assert outcome.applied == ("ns/count", "ns/sum", "ns/typo") and outcome.rejection is None
+    assert h.tx(T0 + 1, paymentAmount=...).skipped[0] == SkippedRule("ns/sum", SkipReason.MISSING)
+    assert h.tx(T0 + 2, paymentAmount="1e200").skipped[0] == SkippedRule("ns/sum", SkipReason.OUT_OF_RANGE)
+    # The skipped transactions are in the other rules' windows, not in the skipping rule's.
+    assert h.values(h.tx(T0 + 3, paymentAmount=1)) == [("ns/count", "4"), ("ns/sum", "1")]
 
 
 @pytest.mark.parametrize(
-    ("rule_overrides", "invalid"),
+    ("rule_overrides", "skipped"),
     [
         ({}, True),
         ({"state": "PAUSE"}, False),
@@ -233,19 +320,30 @@ def test_invalid_amount_stops_the_whole_transaction() -> None:
         ({"groupingKeyNames": ["beneficiaryId"]}, False),
     ],
 )
-def test_only_applicable_active_rules_validate(rule_overrides: dict[str, object], invalid: bool) -> None:
+def test_only_applicable_active_rules_skip(rule_overrides: dict[str, object], skipped: bool) -> None:
     h = Harness()
     h.rule(make_rule(spec=rule_overrides))
     outcome = h.tx(T0, paymentAmount=True, paymentType="CRD")
-    assert outcome.invalid_reason == ("non-numeric paymentAmount: True" if invalid else None)
+    assert outcome.skipped == ((SkippedRule("ns/r", SkipReason.NON_NUMERIC),) if skipped else ())
 
 
 def test_a_resumed_rule_skips_stored_events_it_cannot_read() -> None:
     h = Harness()
     h.rule(make_rule(state="PAUSE", limitOperatorType="GREATER", limit="0"))
-    assert h.tx(T0, paymentAmount="n/a").invalid_reason is None
+    assert h.tx(T0, paymentAmount="n/a").skipped == ()
     h.rule(make_rule(generation=2, limitOperatorType="GREATER", limit="0"))
     assert h.values(h.tx(T0 + 1, paymentAmount=2)) == [("ns/r", "2")]
+
+
+def test_out_of_order_is_a_transaction_ingested_before_one_its_group_already_holds() -> None:
+    h = Harness()
+    h.rule(make_rule(aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="0"))
+    assert not h.tx(T0, ingest_ts_ms=T0 + 100).out_of_order
+    assert h.tx(T0 + 1, ingest_ts_ms=T0 + 50).out_of_order
+    assert not h.tx(T0 + 2, ingest_ts_ms=T0 + 100).out_of_order  # equal timestamps are in order
+    assert not h.tx(T0 + 3, ingest_ts_ms=T0 + 10, payerId="p2").out_of_order  # another group
+    late = h.tx(T0 - 10 * MINUTE, ingest_ts_ms=T0)  # late: not evaluated in the group, so not out of order there
+    assert late.late != () and not late.out_of_order
 
 
 def test_own_event_counts_even_if_ingested_before_the_window_start() -> None:
@@ -300,8 +398,9 @@ def test_owns_limits_the_groups_touched() -> None:
 
 
 def test_rule_key_must_match_rule_id() -> None:
-    with pytest.raises(InvalidRuleError, match="rule message key 'ns/x' does not match its ruleId 'ns/r'"):
+    with pytest.raises(RejectedRuleMessageError, match="rule message key 'ns/x' does not match its ruleId 'ns/r'") as e:
         Detector().on_rule("ns/x", make_rule(), T0)
+    assert e.value.reason == "key-mismatch"
 
 
 def test_detector_state_survives_bytes() -> None:
@@ -335,47 +434,104 @@ def test_detector_state_survives_bytes() -> None:
 
 @pytest.mark.parametrize(
     "data",
-    [b"", b"{}", b'{"format":2}', b'{"format":1,"latenessMs":1,"ruleSeq":0,"keyGroups":[],"rules":[{"ruleId":"a"}]}'],
+    [
+        b"",
+        b"{}",
+        b'{"format":2}',
+        b'{"format":3,"latenessMs":1,"ruleSeq":0,"keyGroups":[],"rules":[]}',
+        b'{"format":1,"latenessMs":1,"ruleSeq":0,"keyGroups":[],"rules":[{"ruleId":"a"}]}',
+    ],
 )
 def test_corrupt_detector_state(data: bytes) -> None:
     with pytest.raises(CorruptStateError):
         Detector.from_bytes(data)
 
 
-def test_negative_lateness_is_refused() -> None:
+def test_negative_lateness_and_skew_are_refused() -> None:
     with pytest.raises(ValueError, match="lateness_ms must be >= 0"):
         Detector(lateness_ms=-1)
+    with pytest.raises(ValueError, match="future_skew_ms must be >= 0"):
+        Detector(future_skew_ms=-1)
 
 
-def test_idle_groups_expire_after_the_widest_active_window_plus_lateness_on_the_event_clock() -> None:
-    import json as _json
+def test_reads_the_previous_state_format_and_configuration_overrides_it() -> None:
+    old = b'{"clockMs":70000,"format":1,"keyGroups":[["payerId"]],"latenessMs":1000,"ruleSeq":3,"rules":[]}'
+    detector = Detector.from_bytes(old)
+    assert (detector.lateness_ms, detector.future_skew_ms, detector.clock_ms) == (1000, 300_000, 70_000)
+    detector = Detector.from_bytes(old, lateness_ms=5, future_skew_ms=7)
+    assert (detector.lateness_ms, detector.future_skew_ms) == (5, 7)
+    assert Detector.from_bytes(detector.to_bytes()).future_skew_ms == 7
 
-    from fraudstream_rules.engine import Detector, InMemoryGroupStore
-    from fraudstream_rules.model import Rule, parse_spec
-    from fraudstream_rules.transactions import parse_transaction
 
-    spec = parse_spec(
-        {"groupingKeyNames": ["payerId"], "aggregatorFunctionType": "COUNT", "limitOperatorType": "GREATER",
-         "limit": 100, "windowMinutes": 1}
-    )  # fmt: skip
-    detector = Detector(lateness_ms=1_000)
-    detector.on_rule("ns/r", Rule("ns/r", 1, "u", spec), 0)
-    store = InMemoryGroupStore()
+def _count_rule(window_minutes: int = 1) -> Rule:
+    spec = {"aggregatorFunctionType": "COUNT", "limit": 100, "windowMinutes": window_minutes}
+    return make_rule(spec=spec, limitOperatorType="GREATER")
 
-    def tx(payer: str, event_time_ms: int, offset: int) -> None:
-        body = _json.dumps({"transactionId": offset, "eventTime": event_time_ms, "payerId": payer}).encode()
-        detector.on_transaction(parse_transaction(body, event_time_ms, 0, offset), store, 0)
 
-    tx("idle", 10_000, 1)
-    tx("busy", 70_000, 2)
+def test_idle_groups_expire_after_their_horizon_on_the_sweep_clock() -> None:
+    h = Harness(lateness_ms=1_000)
+    h.rule(_count_rule())
+    h.tx(10_000, ingest_ts_ms=10_000, payerId="idle")
+    for offset in range(SweepClock.SAMPLES):
+        h.tx(70_000, ingest_ts_ms=70_000 + offset, payerId="busy")
     idle_key, busy_key = '[["payerId"],["idle"]]', '[["payerId"],["busy"]]'
-    idle = store.get(idle_key)
-    assert idle is not None and detector.clock_ms == 70_000
-    assert not detector.group_expired(idle_key, idle.max_event_time_ms)  # 10 000 >= 70 000 - 61 000
-    tx("busy", 71_001, 3)
-    assert detector.group_expired(idle_key, idle.max_event_time_ms)  # 10 000 < 71 001 - 61 000
-    assert not detector.group_expired(busy_key, 71_001)
-    restored = Detector.from_bytes(detector.to_bytes())
-    assert restored.clock_ms == 71_001 and restored.group_expired(idle_key, idle.max_event_time_ms)
-    detector.on_rule("ns/r", None, 80_000)
-    assert detector.group_expired(busy_key, 71_001), "no rule left for the key group"
+    assert h.detector.clock_ms == 70_000
+    assert not h.detector.group_expired(idle_key, 10_000)  # 10 000 >= 70 000 - 61 000
+    for offset in range(SweepClock.SAMPLES):
+        h.tx(71_001, ingest_ts_ms=71_001 + offset, payerId="busy")
+    assert h.detector.group_expired(idle_key, 10_000)  # 10 000 < 71 001 - 61 000
+    assert not h.detector.group_expired(busy_key, 71_001)
+    restored = Detector.from_bytes(h.detector.to_bytes())
+    assert restored.clock_ms == 71_001 and restored.group_expired(idle_key, 10_000)
+    h.rule(None)
+    assert h.detector.group_expired(busy_key, 71_001), "no rule left for the key group"
+
+
+@pytest.mark.parametrize("outlier_ms", [10**15, 0])
+def test_one_outlier_does_not_move_the_sweep_clock(outlier_ms: int) -> None:
+    h = Harness(lateness_ms=1_000)
+    h.rule(_count_rule())
+    for offset in range(SweepClock.SAMPLES):
+        h.tx(T0 + offset, ingest_ts_ms=T0 + offset)
+    before = h.detector.clock_ms
+    h.tx(outlier_ms, ingest_ts_ms=outlier_ms, payerId="outlier")  # a far-future ingestion timestamp gets it past
+    assert h.detector.clock_ms is not None and abs(h.detector.clock_ms - (before or 0)) <= 1
+    assert not h.detector.group_expired(PAYER_P1, T0 + SweepClock.SAMPLES)
+
+
+def test_the_sweep_clock_is_the_lower_median_of_the_recent_event_times() -> None:
+    clock = SweepClock()
+    assert clock.now_ms is None
+    for sample in (5, 1, 9, 3):
+        clock.observe(sample)
+    assert clock.now_ms == 3
+    for sample in range(100, 100 + SweepClock.SAMPLES):
+        clock.observe(sample)
+    assert clock.now_ms == 107 and len(clock.samples_ms) == SweepClock.SAMPLES
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        (None, "unparseable"),
+        (b"\xff", "unparseable"),
+        (b"[" * 70 + b"]" * 70, "unparseable"),
+        (b"[]", "invalid"),
+        (b'{"eventTime":"soon"}', "invalid"),
+    ],
+)
+def test_on_record_rejects_what_does_not_parse(value: bytes | None, error: str) -> None:
+    h = Harness()
+    h.rule(make_rule())
+    outcome = h.detector.on_record(value, T0, 0, 1, h.store, 0)
+    assert outcome.rejection is not None and outcome.rejection.error == error
+    assert (outcome.alerts, h.store.windows) == ((), {})
+
+
+def test_lone_surrogates_in_grouping_values_give_utf8_group_keys() -> None:
+    h = Harness()
+    h.rule(make_rule())
+    value = b'{"transactionId":"t","eventTime":1,"payerId":"\\ud800x","paymentAmount":100}'
+    outcome = h.detector.on_record(value, T0, 0, 1, h.store, 0)
+    assert list(h.store.windows) == ['[["payerId"],["\\ud800x"]]']
+    assert outcome.alerts[0].to_message_value().decode("utf-8")

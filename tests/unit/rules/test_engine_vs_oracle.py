@@ -14,12 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fraudstream_rules.decimals import canonical_decimal
-from fraudstream_rules.engine import Detector, GroupStore, GroupWindow, InMemoryGroupStore
-from fraudstream_rules.exceptions import InvalidTransactionError
+from fraudstream_rules.engine import Detector, GroupStore, GroupWindow, InMemoryGroupStore, TransactionOutcome
 from fraudstream_rules.model import Rule, parse_rule_message, parse_spec
 from fraudstream_rules.transactions import Transaction, parse_transaction
 
-from .jvm_engine import JvmEngine, JvmOutcome
+from .jvm_engine import JvmEngine, JvmOutcome, raw_transaction_json
 from .oracle import Outcome, Record, RuleRecord, run_oracle
 
 T0_MS = 1_700_000_000_000
@@ -49,7 +48,8 @@ FRESH_SPECS = st.fixed_dictionaries(
         "state": st.sampled_from(["ACTIVE", "ACTIVE", "ACTIVE", "PAUSE"]),
         "groupingKeyNames": st.sampled_from(KEY_GROUPS),
         "aggregatorFunctionType": st.sampled_from(["SUM", "COUNT", "AVG", "MIN", "MAX"]),
-        "aggregateFieldName": st.sampled_from(["paymentAmount", "paymentAmount", "fee"]),
+        # "bogus" is a mistaken rule: no transaction has that field, so it skips everything it applies to.
+        "aggregateFieldName": st.sampled_from(["paymentAmount", "paymentAmount", "paymentAmount", "fee", "bogus"]),
         "limitOperatorType": st.sampled_from(OPERATORS),
         "limit": st.sampled_from(LIMITS),
         "windowMinutes": st.integers(1, 5),
@@ -108,9 +108,16 @@ TRANSACTION_TEMPLATES = st.builds(
     ),
 )  # fmt: skip
 LATENESS_MS = st.sampled_from([0, 30_000, 60_000, 120_000, 300_000])
+FUTURE_SKEW_MS = st.sampled_from([60_000, 300_000])
 KINDS = st.lists(st.sampled_from(["rule", "tx", "tx", "tx", "tx", "tx"]), min_size=10, max_size=60)
-INGEST_STEPS = st.sampled_from(INGEST_STEPS_MS)
-EVENT_TIME_STEPS = st.sampled_from(EVENT_TIME_STEPS_MS)
+# The stream's clock advances by these steps; a transaction's event time is the clock plus a jump (mostly none;
+# sometimes behind within the lateness, behind within the widest window, beyond every horizon, or in the future),
+# and its ingestion timestamp is the clock plus a small jitter that can reverse the ingestion order of neighbours.
+CLOCK_STEPS_MS = st.sampled_from([0, 1, 500, 1_000, 5_000, 30_000, 60_000, 90_000])
+EVENT_JUMPS_MS = st.sampled_from(
+    [0] * 12 + [-1, -30_000, -60_000, -90_000, -200_000, -400_000, -700_000, 120_000, 400_000, 10**12]
+)
+INGEST_JITTERS_MS = st.sampled_from([0, 0, 0, 1, 500, -1, -3_000])
 RULE_ID_CHOICES = st.sampled_from(RULE_IDS)
 
 
@@ -118,20 +125,22 @@ RULE_ID_CHOICES = st.sampled_from(RULE_IDS)
 class Scenario:
     lateness_ms: int
     records: tuple[Record, ...]
+    future_skew_ms: int = 300_000
 
 
 @st.composite
 def scenarios(draw: st.DrawFn) -> Scenario:
-    """Rule creates/updates/pauses/deletes/re-creates interleaved with disordered transactions."""
+    """Rule creates/updates/pauses/deletes/re-creates interleaved with disordered, late and future transactions."""
     lateness_ms = draw(LATENESS_MS)
     specs: dict[str, dict[str, object]] = {}
     uids: dict[str, str] = {}
     generations: dict[str, int] = {}
     records: list[Record] = []
-    event_time_ms, ingest_ts_ms = T0_MS, T0_MS + 5_000
+    clock_ms = T0_MS
     kinds = ["rule", *draw(KINDS)]
     for index, kind in enumerate(kinds):
-        ingest_ts_ms += draw(INGEST_STEPS)
+        clock_ms += draw(CLOCK_STEPS_MS)
+        ingest_ts_ms = clock_ms + draw(INGEST_JITTERS_MS)
         if kind == "rule":
             rule_id = draw(RULE_ID_CHOICES)
             action = draw(ACTIONS)
@@ -153,10 +162,10 @@ def scenarios(draw: st.DrawFn) -> Scenario:
             records.append(RuleRecord(rule_id, rule, ingest_ts_ms))
         else:
             template = draw(TRANSACTION_TEMPLATES)
-            event_time_ms = max(0, event_time_ms + draw(EVENT_TIME_STEPS))
+            event_time_ms = max(0, clock_ms + draw(EVENT_JUMPS_MS))
             value = template.replace("{i}", str(index)).replace("{t}", str(event_time_ms)).encode()
             records.append(parse_transaction(value, ingest_ts_ms, partition=index % 3, offset=index))
-    return Scenario(lateness_ms, tuple(records))
+    return Scenario(lateness_ms, tuple(records), draw(FUTURE_SKEW_MS))
 
 
 class BytesGroupStore:
@@ -176,6 +185,20 @@ class BytesGroupStore:
         self.blobs.pop(group_key, None)
 
 
+def outcome_of(outcome: TransactionOutcome) -> Outcome:
+    """The oracle's view of a Detector outcome."""
+    alerts = frozenset(
+        (alert.rule_id, alert.transaction_id, canonical_decimal(alert.aggregate_value)) for alert in outcome.alerts
+    )
+    return Outcome(
+        alerts,
+        tuple(late.group_key for late in outcome.late),
+        None if outcome.rejection is None else outcome.rejection.error.value,
+        frozenset((skip.rule_id, skip.reason.value) for skip in outcome.skipped),
+        outcome.out_of_order,
+    )
+
+
 def run_detector(
     scenario: Scenario,
     store: GroupStore,
@@ -183,7 +206,7 @@ def run_detector(
     owns: Callable[[str], bool] = lambda _: True,
     reload_detector: bool = False,
 ) -> list[Outcome]:
-    detector = Detector(lateness_ms=scenario.lateness_ms)
+    detector = Detector(lateness_ms=scenario.lateness_ms, future_skew_ms=scenario.future_skew_ms)
     outcomes = []
     for record in scenario.records:
         if isinstance(record, RuleRecord):
@@ -191,15 +214,14 @@ def run_detector(
             detector.on_rule(record.rule_id, rule, record.published_ts_ms)
         else:
             assert isinstance(record, Transaction)
-            outcome = detector.on_transaction(record, store, detected_at_ms=0, owns=owns)
-            alerts = frozenset(
-                (alert.rule_id, alert.transaction_id, canonical_decimal(alert.aggregate_value))
-                for alert in outcome.alerts
-            )
-            outcomes.append(Outcome(alerts, outcome.late_groups, outcome.invalid_reason))
+            outcomes.append(outcome_of(detector.on_transaction(record, store, detected_at_ms=0, owns=owns)))
         if reload_detector:
             detector = Detector.from_bytes(detector.to_bytes())
     return outcomes
+
+
+def oracle_of(scenario: Scenario) -> list[Outcome]:
+    return run_oracle(scenario.records, scenario.lateness_ms, scenario.future_skew_ms)
 
 
 def assert_same(actual: Sequence[Outcome], expected: Sequence[Outcome], scenario: Scenario) -> None:
@@ -236,7 +258,13 @@ def jvm_outcome(outcome: JvmOutcome) -> Outcome:
     alerts = frozenset(
         (str(alert["ruleId"]), str(alert["transactionId"]), str(alert["aggregateValue"])) for alert in outcome.alerts
     )
-    return Outcome(alerts, outcome.late_groups, outcome.invalid_reason)
+    return Outcome(
+        alerts,
+        tuple(key for key, _ in outcome.late),
+        None if outcome.rejection is None else outcome.rejection[0],
+        frozenset(outcome.skipped),
+        outcome.out_of_order,
+    )
 
 
 def jvm_runner(jvm: JvmEngine) -> Runner:
@@ -247,6 +275,7 @@ def jvm_runner(jvm: JvmEngine) -> Runner:
         outcomes = jvm.run(
             scenario.records,
             scenario.lateness_ms,
+            future_skew_ms=scenario.future_skew_ms,
             bucket=shard,
             buckets=None if shard is None else 2,
             persist_every_record=serialized or reload_detector,
@@ -267,14 +296,14 @@ def engine(request: pytest.FixtureRequest) -> Runner:
 @PROPERTY
 @given(scenarios())
 def test_detector_matches_oracle(engine: Runner, scenario: Scenario) -> None:
-    assert_same(engine(scenario), run_oracle(scenario.records, scenario.lateness_ms), scenario)
+    assert_same(engine(scenario), oracle_of(scenario), scenario)
 
 
 @PROPERTY
 @given(scenarios())
 def test_detector_matches_oracle_with_state_serialized_after_every_record(engine: Runner, scenario: Scenario) -> None:
     actual = engine(scenario, serialized=True, reload_detector=True)
-    assert_same(actual, run_oracle(scenario.records, scenario.lateness_ms), scenario)
+    assert_same(actual, oracle_of(scenario), scenario)
 
 
 @PROPERTY
@@ -283,31 +312,49 @@ def test_two_shards_together_match_oracle(engine: Runner, scenario: Scenario) ->
     first = engine(scenario, shard=0)
     second = engine(scenario, serialized=True, shard=1)
     merged = [
-        Outcome(a.alerts | b.alerts, tuple(sorted(a.late_groups + b.late_groups)), a.invalid_reason)
+        Outcome(
+            a.alerts | b.alerts,
+            tuple(sorted(a.late_groups + b.late_groups)),
+            a.rejection,
+            a.skipped | b.skipped,
+            a.out_of_order or b.out_of_order,
+        )
         for a, b in zip(first, second, strict=True)
     ]
     expected = [
-        Outcome(o.alerts, tuple(sorted(o.late_groups)), o.invalid_reason)
-        for o in run_oracle(scenario.records, scenario.lateness_ms)
+        Outcome(o.alerts, tuple(sorted(o.late_groups)), o.rejection, o.skipped, o.out_of_order)
+        for o in oracle_of(scenario)
     ]
-    assert [b.invalid_reason for b in second] == [o.invalid_reason for o in expected]
+    assert [b.rejection for b in second] == [o.rejection for o in expected]
     assert_same(merged, expected, scenario)
+
+
+def python_jvm_outcome(outcome: TransactionOutcome) -> JvmOutcome:
+    """A Python Detector outcome in the harness's terms (alert JSON parsed back, exact numbers)."""
+    return JvmOutcome(
+        alerts=tuple(json.loads(alert.to_message_value(), parse_float=Decimal) for alert in outcome.alerts),
+        late=tuple((late.group_key, late.detail()) for late in outcome.late),
+        skipped=tuple((skip.rule_id, skip.reason.value) for skip in outcome.skipped),
+        applied=outcome.applied,
+        out_of_order=outcome.out_of_order,
+        rejection=None if outcome.rejection is None else (outcome.rejection.error.value, outcome.rejection.detail),
+    )
 
 
 @PROPERTY
 @given(scenarios())
-def test_jvm_alert_json_matches_python(jvm_engine: JvmEngine, scenario: Scenario) -> None:
-    detector = Detector(lateness_ms=scenario.lateness_ms)
+def test_jvm_outcomes_match_python_in_every_field(jvm_engine: JvmEngine, scenario: Scenario) -> None:
+    """Alert JSON, late groups with their DLQ details, skips, applied rules, order and rejections: all equal."""
+    detector = Detector(lateness_ms=scenario.lateness_ms, future_skew_ms=scenario.future_skew_ms)
     store = InMemoryGroupStore()
-    expected: list[list[dict[str, object]]] = []
+    expected: list[JvmOutcome] = []
     for record in scenario.records:
         if isinstance(record, RuleRecord):
             detector.on_rule(record.rule_id, record.rule, record.published_ts_ms)
         else:
             assert isinstance(record, Transaction)
-            outcome = detector.on_transaction(record, store, detected_at_ms=0)
-            expected.append([alert.to_json() for alert in outcome.alerts])
-    actual = [list(outcome.alerts) for outcome in jvm_engine.run(scenario.records, scenario.lateness_ms)]
+            expected.append(python_jvm_outcome(detector.on_transaction(record, store, detected_at_ms=0)))
+    actual = jvm_engine.run(scenario.records, scenario.lateness_ms, future_skew_ms=scenario.future_skew_ms)
     assert actual == expected
 
 
@@ -331,43 +378,33 @@ SUM_RULE = Rule(
 )
 
 
-def python_outcomes(rules: Sequence[Rule], transactions: Sequence[str], lateness_ms: int) -> list[JvmOutcome]:
-    """What the Python Detector does with `transactions` (raw texts, ingested after `rules`), as JvmOutcomes."""
+def python_outcomes(rules: Sequence[Rule], transactions: Sequence[bytes | str], lateness_ms: int) -> list[JvmOutcome]:
+    """What the Python Detector does with `transactions` (raw values, ingested after `rules`), as JvmOutcomes."""
     detector = Detector(lateness_ms=lateness_ms)
     for rule in rules:
         detector.on_rule(rule.rule_id, rule, RULE_TS)
     store = InMemoryGroupStore()
-    outcomes = []
-    for index, text in enumerate(transactions):
-        try:
-            tx = parse_transaction(text.encode(), RULE_TS + 1 + index, 0, index)
-        except InvalidTransactionError as exc:
-            outcomes.append(JvmOutcome((), (), exc.reason))
-            continue
-        outcome = detector.on_transaction(tx, store, detected_at_ms=0)
-        alerts = tuple(json.loads(alert.to_message_value(), parse_float=Decimal) for alert in outcome.alerts)
-        outcomes.append(JvmOutcome(alerts, outcome.late_groups, outcome.invalid_reason))
-    return outcomes
+    return [
+        python_jvm_outcome(detector.on_record(_bytes(value), RULE_TS + 1 + index, 0, index, store, 0))
+        for index, value in enumerate(transactions)
+    ]
+
+
+def _bytes(value: bytes | str) -> bytes:
+    return value if isinstance(value, bytes) else value.encode()
 
 
 def jvm_outcomes(
-    jvm: JvmEngine, rules: Sequence[Rule], transactions: Sequence[str], lateness_ms: int
+    jvm: JvmEngine, rules: Sequence[Rule], transactions: Sequence[bytes | str], lateness_ms: int
 ) -> list[JvmOutcome]:
     records: list[dict[str, object]] = [
         {"kind": "rule", "ruleId": rule.rule_id, "value": rule.to_message_value().decode(), "ts": RULE_TS}
         for rule in rules
     ]
     records += [
-        {"kind": "tx", "value": text, "ts": RULE_TS + 1 + index, "partition": 0, "offset": index}
-        for index, text in enumerate(transactions)
+        raw_transaction_json(_bytes(value), RULE_TS + 1 + index, 0, index) for index, value in enumerate(transactions)
     ]
-    outcomes = jvm.request(
-        {"latenessMs": lateness_ms, "records": records, "bucket": None, "buckets": None, "persistEveryRecord": False}
-    )
-    return [
-        JvmOutcome(tuple(o["alerts"]), tuple(o["lateGroups"]), o["invalidReason"])  # type: ignore[arg-type]
-        for o in outcomes
-    ]
+    return jvm.run(records, lateness_ms)
 
 
 GROUPING_VALUES = (
@@ -378,13 +415,13 @@ GROUPING_VALUES = (
 
 @pytest.mark.parametrize("value", GROUPING_VALUES)
 def test_jvm_group_keys_match_python(jvm_engine: JvmEngine, value: str) -> None:
-    # The second transaction is late for the group, so the group key shows in late_groups.
+    # The second transaction is late for the group, so the group key shows in its late groups.
     transactions = [
         f'{{"transactionId":"a","eventTime":{T0_MS},"payerId":{value},"paymentAmount":"1"}}',
-        f'{{"transactionId":"b","eventTime":{T0_MS - 1},"payerId":{value},"paymentAmount":"1"}}',
+        f'{{"transactionId":"b","eventTime":{T0_MS - 60_001},"payerId":{value},"paymentAmount":"1"}}',
     ]
     expected = python_outcomes([SUM_RULE], transactions, lateness_ms=0)
-    assert expected[1].late_groups
+    assert expected[1].late
     assert jvm_outcomes(jvm_engine, [SUM_RULE], transactions, lateness_ms=0) == expected
 
 
@@ -461,9 +498,9 @@ UNPARSEABLE_TRANSACTIONS = (
 
 @pytest.mark.parametrize("text", UNPARSEABLE_TRANSACTIONS)
 def test_jvm_refuses_what_python_cannot_parse(jvm_engine: JvmEngine, text: str) -> None:
-    # Both say "unparseable: <detail>"; the detail is each JSON parser's own message.
+    # Both reject it as unparseable; a JSON syntax error's detail is each parser's own message.
     (expected,) = python_outcomes([SUM_RULE], [text], lateness_ms=60_000)
     (actual,) = jvm_outcomes(jvm_engine, [SUM_RULE], [text], lateness_ms=60_000)
-    assert expected.invalid_reason is not None and expected.invalid_reason.startswith("unparseable: ")
-    assert actual.invalid_reason is not None and actual.invalid_reason.startswith("unparseable: ")
-    assert (actual.alerts, actual.late_groups) == ((), ())
+    assert expected.rejection is not None and expected.rejection[0] == "unparseable"
+    assert actual.rejection is not None and actual.rejection[0] == "unparseable"
+    assert (actual.alerts, actual.late) == ((), ())

@@ -46,3 +46,23 @@ def test_dumps_refuses(value: object, error: type[Exception]) -> None:
 
 def test_dumps_sorts_keys_on_request() -> None:
     assert dumps_exact({"b": 1, "a": {"d": 2, "c": 3}}, sort_keys=True) == '{"a":{"c":3,"d":2},"b":1}'
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ("\ud800", '"\\ud800"'),
+        ("a\udfffb", '"a\\udfffb"'),
+        ("\U0001d11e\u00e9", '"\U0001d11e\u00e9"'),
+        ({"\udc00": ["\ud834"]}, '{"\\udc00":["\\ud834"]}'),
+    ],
+)
+def test_lone_surrogates_are_written_as_escapes_so_the_output_is_utf8(value: object, text: str) -> None:
+    assert dumps_exact(value) == text
+    assert dumps_exact(value).encode("utf-8")
+    assert loads_exact(text.encode()) == value
+
+
+def test_json_escapes_of_lone_surrogates_read_back_and_write_back_the_same() -> None:
+    raw = b'{"a":"\\ud800x","b":"\\ud834\\udd1e"}'
+    assert dumps_exact(loads_exact(raw)) == '{"a":"\\ud800x","b":"\U0001d11e"}'

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from fraudstream_rules.exceptions import InvalidRuleError
+from fraudstream_rules.exceptions import InvalidRuleError, RejectedRuleMessageError
 from fraudstream_rules.model import (
     AggregatorFunction,
     Filter,
@@ -332,6 +332,7 @@ RULE = Rule("fraud/big-spender", 3, "0b7c-uid", parse_spec(spec(groupingKeyNames
 
 def test_rule_json_shape_and_round_trip() -> None:
     assert RULE.to_json() == {
+        "formatVersion": 1,
         "ruleId": "fraud/big-spender",
         "generation": 3,
         "uid": "0b7c-uid",
@@ -343,40 +344,73 @@ def test_rule_json_shape_and_round_trip() -> None:
 
 def test_rule_message_is_canonical() -> None:
     value = RULE.to_message_value()
-    assert value.startswith(b'{"generation":3,"ruleId":"fraud/big-spender","spec":{')
+    assert value.startswith(b'{"formatVersion":1,"generation":3,"ruleId":"fraud/big-spender","spec":{')
     assert b" " not in value
     assert Rule.from_json(RULE.to_json()).to_message_value() == value
 
 
 @pytest.mark.parametrize(
-    ("value", "message"),
+    ("value", "reason", "message"),
     [
-        (b"", "rule message is empty (a deletion is a null value, not an empty one)"),
-        (b"{not json", "rule message is not valid JSON: "),
-        (b"\xff\xfe", "rule message is not valid JSON: "),
-        (b"[1]", "rule message must be a JSON object, got list [1]"),
-        (b'{"generation":1,"uid":"u","spec":{}}', "rule message ruleId must be a non-empty string, got None"),
+        (b"", "unparseable", "rule message is empty (a deletion is a null value, not an empty one)"),
+        (b"{not json", "unparseable", "rule message is not usable JSON: not JSON: "),
+        (b"\xff\xfe", "unparseable", "rule message is not usable JSON: not valid UTF-8 at byte 0"),
+        (b"[1]", "invalid", "rule message must be a JSON object, got list [1]"),
+        (
+            b'{"generation":1,"uid":"u","spec":{}}',
+            "invalid",
+            "rule message ruleId must be a non-empty string, got None",
+        ),
         (
             b'{"ruleId":"a/b","generation":-1,"uid":"u","spec":{}}',
+            "invalid",
             "rule message generation must be a non-negative integer, got -1",
         ),
         (
             b'{"ruleId":"a/b","generation":true,"uid":"u","spec":{}}',
+            "invalid",
             "rule message generation must be a non-negative integer, got True",
         ),
-        (b'{"ruleId":"a/b","generation":1,"uid":"","spec":{}}', "rule message uid must be a non-empty string, got ''"),
-        (b'{"ruleId":"a/b","generation":1,"uid":"u"}', "spec must be an object, got None"),
-        (b'{"ruleId":"a/b","generation":1,"uid":"u","spec":{}}', "spec.groupingKeyNames is required"),
+        (
+            b'{"ruleId":"a/b","generation":1,"uid":"","spec":{}}',
+            "invalid",
+            "rule message uid must be a non-empty string, got ''",
+        ),
+        (b'{"ruleId":"a/b","generation":1,"uid":"u"}', "invalid", "spec must be an object, got None"),
+        (b'{"ruleId":"a/b","generation":1,"uid":"u","spec":{}}', "invalid", "spec.groupingKeyNames is required"),
         (
             b'{"ruleId":"a/b","generation":1,"uid":"u","spec":{"limit":NaN}}',
-            "rule message is not valid JSON: NaN is not a JSON number",
+            "unparseable",
+            "rule message is not usable JSON: NaN is not a JSON number",
+        ),
+        (
+            b'{"formatVersion":0,"ruleId":"a/b","generation":1,"uid":"u","spec":{}}',
+            "invalid",
+            "rule message formatVersion must be a positive integer, got 0",
+        ),
+        (
+            b'{"formatVersion":"1","ruleId":"a/b","generation":1,"uid":"u","spec":{}}',
+            "invalid",
+            "rule message formatVersion must be a positive integer, got '1'",
+        ),
+        (
+            b'{"formatVersion":2,"ruleId":"a/b","generation":1,"uid":"u","spec":{"future":"field"}}',
+            "unsupported-version",
+            "rule message formatVersion 2 is newer than this reader's 1",
         ),
     ],
 )
-def test_parse_rule_message_refuses(value: bytes, message: str) -> None:
-    with pytest.raises(InvalidRuleError) as caught:
+def test_parse_rule_message_refuses(value: bytes, reason: str, message: str) -> None:
+    with pytest.raises(RejectedRuleMessageError) as caught:
         parse_rule_message(value)
+    assert caught.value.reason == reason
     assert str(caught.value).startswith(message)
+
+
+def test_a_message_without_format_version_is_version_1() -> None:
+    value = RULE.to_message_value().replace(b'"formatVersion":1,', b"")
+    assert b"formatVersion" not in value
+    assert parse_rule_message(value) == RULE
 
 
 def test_tombstone_is_none() -> None:

@@ -29,7 +29,7 @@ class FakeStore:
         self.events_written = 0
 
     def flush(self, window: GroupWindow) -> None:
-        plan = plan_flush(self.head, window, window.take_journal(), self.inline_max_events)
+        plan = plan_flush(self.head, window, window.take_changes(), self.inline_max_events)
         for seq in plan.deletes:
             del self.segments[seq]
         for seq, payload in plan.puts:
@@ -49,35 +49,40 @@ def test_encode_decode_round_trip_keeps_missing_distinct_from_null() -> None:
     assert decode_events(encode_events(FIELDS, events)) == (FIELDS, events)
 
 
+# (clock step, floor move): 0 keeps the floor, 1 sets it tight behind the newest event, 2 wide (it may go down).
 batches = st.lists(
-    st.lists(st.tuples(st.integers(0, 30), st.booleans()), min_size=0, max_size=8), min_size=1, max_size=25
+    st.lists(st.tuples(st.integers(0, 30), st.sampled_from([0, 0, 1, 2])), min_size=0, max_size=8),
+    min_size=1,
+    max_size=25,
 )
 
 
 @settings(max_examples=50, deadline=None)
 @given(batches=batches, reload_every=st.integers(1, 4), inline_max=st.sampled_from([0, 4, 64]))
 def test_flushed_windows_restore_exactly(
-    batches: list[list[tuple[int, bool]]], reload_every: int, inline_max: int
+    batches: list[list[tuple[int, int]]], reload_every: int, inline_max: int
 ) -> None:
-    """Disorder within the lateness horizon, floors rising, reloads at random points: nothing drifts."""
+    """Disorder within the horizon, floors rising and falling, reloads at random points: nothing drifts, and no
+    event evicted by a higher floor comes back when the floor goes down."""
     lateness_ms = 10
     window = GroupWindow(FIELDS)
     store = FakeStore(inline_max)
     seq = 0
     clock = 0
     for n, batch in enumerate(batches):
-        for step, raise_floor in batch:
+        for step, floor_move in batch:
             clock += step
             seq += 1
             max_ms = window.max_event_time_ms or 0
             time_ms = max(clock - (seq % 7), max_ms - lateness_ms)  # some disorder, never late
             window.insert(event(time_ms, seq))
-            if raise_floor:
-                window.raise_floor((window.max_event_time_ms or 0) - lateness_ms - 5)
+            if floor_move:
+                window.set_floor((window.max_event_time_ms or 0) - lateness_ms - (5 if floor_move == 1 else 60))
         store.flush(window)
         restored = store.restore()
         assert list(restored.events()) == list(window.events())
         assert (restored.max_event_time_ms, restored.floor_ms) == (window.max_event_time_ms, window.floor_ms)
+        assert restored.max_ingest_ts_ms == window.max_ingest_ts_ms
         if n % reload_every == 0:
             window = restored
 
@@ -111,7 +116,7 @@ def test_segments_wholly_below_the_floor_are_deleted() -> None:
     store = FakeStore(inline_max_events=4)
     for i in range(1, 200):
         window.insert(event(i * 100, i))
-        window.raise_floor(i * 100 - 1_000)
+        window.set_floor(i * 100 - 1_000)
         store.flush(window)
     assert store.head is not None
     assert all(ref.max_event_time_ms >= 200 * 100 - 2_000 for ref in store.head.segments)

@@ -31,32 +31,25 @@ def test_events_sorted_by_time_then_insertion() -> None:
     assert window.max_event_time_ms == 50
 
 
-@pytest.mark.parametrize(
-    ("max_ms", "event_time_ms", "lateness_ms", "late"),
-    [
-        (None, 0, 0, False),
-        (100, 40, 60, False),
-        (100, 39, 60, True),
-        (100, 100, 0, False),
-        (100, 99, 0, True),
-        (100, 500, 0, False),
-    ],
-)
-def test_is_late(max_ms: int | None, event_time_ms: int, lateness_ms: int, late: bool) -> None:
+def test_maxima_follow_the_largest_event_time_and_ingestion_timestamp() -> None:
     window = GroupWindow(("a", "b"))
-    if max_ms is not None:
-        window.insert(event(max_ms, D(1), "x"))
-    assert window.is_late(event_time_ms, lateness_ms) is late
+    assert (window.max_event_time_ms, window.max_ingest_ts_ms) == (None, None)
+    window.insert(StoredEvent(100, 7, 0, 0, 0, (D(1), "x")))
+    window.insert(StoredEvent(50, 9, 0, 1, 0, (D(1), "x")))
+    window.insert(StoredEvent(60, 8, 1, 0, 0, (D(1), "x")))
+    assert (window.max_event_time_ms, window.max_ingest_ts_ms) == (100, 9)
 
 
-def test_floor_evicts_and_never_goes_down() -> None:
+def test_floor_evicts_and_a_lower_floor_brings_nothing_back() -> None:
     window = filled(list(range(0, 1000, 10)))
-    window.raise_floor(500)
+    window.set_floor(500)
     assert next(window.events()).event_time_ms == 500
-    window.raise_floor(200)
-    assert window.floor_ms == 500
+    window.set_floor(200)
+    assert window.floor_ms == 200
     assert len(window) == 50
-    window.raise_floor(995)
+    window.insert(event(300, D(1), "x"))  # lands below the old floor, above the new one
+    assert [e.event_time_ms for e in window.events()][:2] == [300, 500]
+    window.set_floor(995)
     assert [e.event_time_ms for e in window.events()] == []  # the compaction path kept nothing stale
     window.insert(event(2000, D(1), "x"))
     assert [e.event_time_ms for e in window.events()] == [2000]
@@ -70,17 +63,18 @@ def test_many_evictions_compact_and_keep_indices_valid() -> None:
     window.prepare(("a",), {"r": spec})
     for time_ms in range(10_000):
         window.insert(event(time_ms, D(1)))
-        window.raise_floor(time_ms - 100)
+        window.set_floor(time_ms - 100)
         assert window.aggregate("r", time_ms).count == min(time_ms + 1, 101)
     assert len(window) == 101
 
 
 def test_bytes_round_trip_keeps_events_missing_and_decimals() -> None:
     window = filled([30, 10, 20, 10])
-    window.raise_floor(10)
+    window.set_floor(10)
     copy = GroupWindow.from_bytes(window.to_bytes())
     assert list(copy.events()) == list(window.events())
     assert (copy.field_names, copy.max_event_time_ms, copy.floor_ms) == (("a", "b"), 30, 10)
+    assert copy.max_ingest_ts_ms == window.max_ingest_ts_ms == 1_003
     assert [e.values[1] for e in copy.events()] == [MISSING, MISSING, "v2", "v0"]
     assert all(isinstance(e.values[0], Decimal) for e in copy.events())
 
@@ -97,7 +91,7 @@ def test_bytes_grow_with_the_events_held_not_with_history() -> None:
     small = len(window.to_bytes())
     window = filled(list(range(1_000)))
     large = len(window.to_bytes())
-    window.raise_floor(900)
+    window.set_floor(900)
     assert 8 * small < large < 12 * small
     assert len(window.to_bytes()) < 1.2 * small
 
@@ -109,6 +103,8 @@ def test_bytes_grow_with_the_events_held_not_with_history() -> None:
         b"garbage",
         pickle.dumps((99, (), None, None, [])),
         pickle.dumps((1, ("a",), 1, None, [("x",)])),
+        pickle.dumps((3, 1, None, b"")),
+        pickle.dumps((2, 1, None, b"", 5)),
         pickle.dumps(ValueError("no classes allowed")),
     ],
 )
@@ -123,3 +119,11 @@ def test_reprojection_keeps_shared_fields_and_marks_new_ones_missing() -> None:
     window.prepare(("b", "c"), {})
     assert window.field_names == ("b", "c")
     assert [e.values for e in window.events()] == [("b1", MISSING)]
+
+
+def test_reads_the_previous_byte_form_without_the_ingestion_maximum() -> None:
+    window = filled([10, 20])
+    _, max_ms, floor_ms, events, _ = pickle.loads(window.to_bytes())
+    old = GroupWindow.from_bytes(pickle.dumps((2, max_ms, floor_ms, events)))
+    assert list(old.events()) == list(window.events())
+    assert (old.max_event_time_ms, old.max_ingest_ts_ms) == (20, None)

@@ -16,17 +16,18 @@ import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /**
- * The rule set and the evaluation of transactions against it: a port of Python's {@code engine.Detector}, whose
- * module docstring is the specification (semantics 1-9). No I/O.
+ * The rule set and the evaluation of transactions against it: the twin of Python's {@code engine.Detector}, whose
+ * module docstring is the specification (semantics 1-12). No I/O.
  *
- * <p>The shell feeds records in processing order (Kafka timestamp, then partition, then offset) to {@link #onRule}
- * and {@link #onTransaction}, keeps one {@link GroupWindow} per group through a {@link GroupStore}, and persists
- * {@link #toBytes()} (rules with their window starts, rule sequence, key groups, clock) next to the group state rather
- * than rebuilding the rule set from the compacted rules topic. Not thread-safe: one engine per evaluating thread.
+ * <p>The shell feeds records in processing order to {@link #onRule} and {@link #onRecord}, keeps one {@link
+ * GroupWindow} per group through a {@link GroupStore}, and persists {@link #toBytes()} (rules with their window
+ * starts, rule sequence, key groups, lateness, future skew, sweep clock) next to the group state rather than rebuilding
+ * the rule set from the compacted rules topic. Not thread-safe: one engine per evaluating thread.
  */
 public final class Engine {
   public static final long DEFAULT_LATENESS_MS = 60_000;
-  private static final int STATE_FORMAT = 1;
+  public static final long DEFAULT_FUTURE_SKEW_MS = 300_000;
+  private static final int STATE_FORMAT = 2;
 
   /** A rule as held: the Rule plus when its message and its current window started. */
   private record RuleVersion(Rule rule, long publishedTsMs, long windowStartTsMs, long windowStartSeq) {
@@ -58,58 +59,69 @@ public final class Engine {
       List<String> fieldNames, List<RuleVersion> active, long widestActiveWindowMs, Map<String, WindowSpec> specs) {}
 
   private final long latenessMs;
+  private final long futureSkewMs;
   private final TreeMap<String, RuleVersion> versions = new TreeMap<>(PyRepr::compareStrings);
   private long ruleSeq;
-  private Long clockMs;
+  private SweepClock clock = new SweepClock();
   private final TreeSet<List<String>> knownKeyGroups = new TreeSet<>(PyRepr::compareStringLists);
   private Map<List<String>, KeyGroupPlan> plans = Map.of();
   private List<RuleVersion> active = List.of();
   private List<List<String>> touchedKeyGroups = List.of();
 
-  public Engine(long latenessMs) {
+  public Engine(long latenessMs, long futureSkewMs) {
     if (latenessMs < 0) {
       throw new IllegalArgumentException("lateness_ms must be >= 0, got " + latenessMs);
     }
+    if (futureSkewMs < 0) {
+      throw new IllegalArgumentException("future_skew_ms must be >= 0, got " + futureSkewMs);
+    }
     this.latenessMs = latenessMs;
+    this.futureSkewMs = futureSkewMs;
   }
 
   public long latenessMs() {
     return latenessMs;
   }
 
+  public long futureSkewMs() {
+    return futureSkewMs;
+  }
+
   public int activeRuleCount() {
     return active.size();
   }
 
-  /** The largest event time of the transactions evaluated so far; null before the first. */
+  /** The sweep clock ({@link SweepClock}): the median event time of the last transactions evaluated. */
   public Long clockMs() {
-    return clockMs;
+    return clock.nowMs();
   }
 
   /**
-   * Whether a group idle since {@code maxEventTimeMs} is past its retention (widest ACTIVE window + lateness) on the
-   * engine's clock; a group whose key group has no rule is always expired.
+   * Whether a group idle since {@code maxEventTimeMs} is past its horizon (widest ACTIVE window + lateness) on the
+   * sweep clock; a group whose key group has no rule is always expired.
    */
   public boolean groupExpired(String groupKey, Long maxEventTimeMs) {
     KeyGroupPlan plan = plans.get(GroupKeys.keyGroupOf(groupKey));
     if (plan == null) {
       return true;
     }
-    if (maxEventTimeMs == null || clockMs == null) {
+    Long nowMs = clock.nowMs();
+    if (maxEventTimeMs == null || nowMs == null) {
       return maxEventTimeMs == null;
     }
-    return maxEventTimeMs < clockMs - (plan.widestActiveWindowMs() + latenessMs);
+    return maxEventTimeMs < nowMs - (plan.widestActiveWindowMs() + latenessMs);
   }
 
   /**
-   * Apply one rules-topic record; {@code valueOrNull == null} is a tombstone. Throws InvalidRuleException for a
-   * message that cannot be parsed or validated, or whose ruleId is not the record key (the rule set is then
-   * unchanged).
+   * Apply one rules-topic record; {@code valueOrNull == null} is a tombstone. Throws RejectedRuleMessageException,
+   * leaving the rule set unchanged, for a message that cannot be parsed or validated, of an unknown format version,
+   * or whose ruleId is not the record key.
    */
-  public void onRule(String ruleId, byte[] valueOrNull, long publishedTsMs) throws InvalidRuleException {
+  public void onRule(String ruleId, byte[] valueOrNull, long publishedTsMs) throws RejectedRuleMessageException {
     Rule rule = Rule.parseMessage(valueOrNull);
     if (rule != null && !rule.ruleId().equals(ruleId)) {
-      throw new InvalidRuleException(
+      throw new RejectedRuleMessageException(
+          RejectedRuleMessageException.Reason.KEY_MISMATCH,
           "rule message key "
               + PyRepr.repr(ruleId)
               + " does not match its ruleId "
@@ -209,29 +221,51 @@ public final class Engine {
     };
   }
 
+  /**
+   * Parse one transactions-topic record and evaluate it ({@link #onTransaction}); a record that does not parse is
+   * rejected. Never throws for any record value.
+   */
+  public Outcome onRecord(
+      byte[] value,
+      long ingestTsMs,
+      int partition,
+      long offset,
+      GroupStore store,
+      long detectedAtMs,
+      Predicate<String> owns) {
+    Transaction tx;
+    try {
+      tx = Transaction.parse(value, ingestTsMs, partition, offset);
+    } catch (InvalidTransactionException exc) {
+      return Outcome.rejected(new DeadLetters.Rejection(exc.error(), exc.detail()));
+    }
+    return onTransaction(tx, store, detectedAtMs, owns);
+  }
+
   /** Evaluate one transaction against the rules, updating the groups {@code owns} accepts. */
   public Outcome onTransaction(Transaction tx, GroupStore store, long detectedAtMs, Predicate<String> owns) {
+    long aheadMs = tx.eventTimeMs() - tx.ingestTsMs();
+    if (aheadMs > futureSkewMs) {
+      return Outcome.rejected(
+          DeadLetters.Rejection.of(
+              DeadLetters.Error.FUTURE,
+              "eventTime "
+                  + tx.eventTimeMs()
+                  + " is "
+                  + aheadMs
+                  + " ms ahead of its Kafka timestamp "
+                  + tx.ingestTsMs()
+                  + " (allowed future skew "
+                  + futureSkewMs
+                  + " ms)"));
+    }
+    clock.observe(tx.eventTimeMs());
     Map<String, Object> fields = tx.fields();
-    Set<String> applicableIds = new HashSet<>();
-    for (RuleVersion version : active) {
-      if (!version.appliesTo(fields)) {
-        continue;
-      }
-      String name = version.rule().spec().aggregateFieldName();
-      if (name != null) {
-        try {
-          Transaction.numericValue(fields, name);
-        } catch (InvalidTransactionException exc) {
-          return new Outcome(List.of(), List.of(), exc.getReason());
-        }
-      }
-      applicableIds.add(version.rule().ruleId());
-    }
-    if (clockMs == null || tx.eventTimeMs() > clockMs) {
-      clockMs = tx.eventTimeMs();
-    }
     List<Alert> alerts = new ArrayList<>();
-    List<String> lateGroups = new ArrayList<>();
+    List<Outcome.LateGroup> late = new ArrayList<>();
+    List<Outcome.SkippedRule> skipped = new ArrayList<>();
+    List<String> applied = new ArrayList<>();
+    boolean outOfOrder = false;
     for (List<String> keyGroup : touchedKeyGroups) {
       String key = GroupKeys.groupKey(keyGroup, fields);
       if (key == null || !owns.test(key)) {
@@ -242,12 +276,18 @@ public final class Engine {
         store.delete(key);
         continue;
       }
+      long horizonMs = plan.widestActiveWindowMs() + latenessMs;
       GroupWindow window = store.get(key);
       if (window == null) {
         window = new GroupWindow(plan.fieldNames());
-      } else if (window.isLate(tx.eventTimeMs(), latenessMs)) {
-        lateGroups.add(key);
-        continue;
+      } else {
+        Long newestMs = window.maxEventTimeMs();
+        if (newestMs != null && tx.eventTimeMs() < newestMs - horizonMs) {
+          late.add(new Outcome.LateGroup(key, tx.eventTimeMs(), newestMs, horizonMs));
+          continue;
+        }
+        Long latestIngestMs = window.maxIngestTsMs();
+        outOfOrder = outOfOrder || (latestIngestMs != null && tx.ingestTsMs() < latestIngestMs);
       }
       window.prepare(plan.fieldNames(), plan.specs());
       Object[] values = new Object[plan.fieldNames().size()];
@@ -263,37 +303,43 @@ public final class Engine {
           ruleSeq,
           Collections.unmodifiableList(java.util.Arrays.asList(values)));
       for (RuleVersion version : plan.active()) {
-        if (applicableIds.contains(version.rule().ruleId())) {
-          Alert alert = evaluate(version, window, tx, keyGroup, detectedAtMs);
-          if (alert != null) {
-            alerts.add(alert);
-          }
+        if (!version.appliesTo(fields)) {
+          continue;
+        }
+        String ruleId = version.rule().ruleId();
+        applied.add(ruleId);
+        String name = version.rule().spec().aggregateFieldName();
+        BigDecimal own = name == null ? BigDecimal.ONE : Transaction.amountOf(fields, name);
+        if (own == null) {
+          skipped.add(new Outcome.SkippedRule(ruleId, Transaction.skipReason(fields, name)));
+          continue;
+        }
+        Alert alert = evaluate(version, window, tx, keyGroup, detectedAtMs, own);
+        if (alert != null) {
+          alerts.add(alert);
         }
       }
-      window.raiseFloor(window.maxEventTimeMs() - plan.widestActiveWindowMs() - latenessMs);
+      window.setFloor(window.maxEventTimeMs() - horizonMs);
       store.put(key, window);
     }
     alerts.sort((a, b) -> PyRepr.compareStrings(a.ruleId(), b.ruleId()));
-    return new Outcome(List.copyOf(alerts), List.copyOf(lateGroups), null);
+    return new Outcome(
+        List.copyOf(alerts), List.copyOf(late), List.copyOf(skipped), List.copyOf(applied), outOfOrder, null);
   }
 
+  /** The alert {@code version} raises for {@code tx}, whose own contribution is {@code own}, if its limit holds. */
   private Alert evaluate(
-      RuleVersion version, GroupWindow window, Transaction tx, List<String> keyGroup, long detectedAtMs) {
+      RuleVersion version,
+      GroupWindow window,
+      Transaction tx,
+      List<String> keyGroup,
+      long detectedAtMs,
+      BigDecimal own) {
     Rule rule = version.rule();
     RuleSpec spec = rule.spec();
     WindowAggregate aggregate = window.aggregate(rule.ruleId(), tx.eventTimeMs());
     if (tx.ingestTsMs() < version.windowStartTsMs()) {
       // e always counts for its own evaluation, even when ingested before the window start.
-      BigDecimal own;
-      if (spec.aggregateFieldName() == null) {
-        own = BigDecimal.ONE;
-      } else {
-        try {
-          own = Transaction.numericValue(tx.fields(), spec.aggregateFieldName());
-        } catch (InvalidTransactionException exc) {
-          throw new IllegalStateException("validated before evaluation", exc);
-        }
-      }
       aggregate = aggregate.include(own, spec.aggregator());
     }
     if (!aggregate.limitHolds(spec.aggregator(), spec.limitOperator(), spec.limit())) {
@@ -311,8 +357,9 @@ public final class Engine {
     Map<String, Object> state = new LinkedHashMap<>();
     state.put("format", STATE_FORMAT);
     state.put("latenessMs", latenessMs);
+    state.put("futureSkewMs", futureSkewMs);
     state.put("ruleSeq", ruleSeq);
-    state.put("clockMs", clockMs);
+    state.put("clockSamplesMs", clock.samplesMs());
     state.put("keyGroups", new ArrayList<>(knownKeyGroups));
     List<Object> rules = new ArrayList<>();
     for (Map.Entry<String, RuleVersion> entry : versions.entrySet()) {
@@ -329,17 +376,33 @@ public final class Engine {
     return Json.writeSorted(state).getBytes(StandardCharsets.UTF_8);
   }
 
-  /** The engine {@link #toBytes()} described; CorruptStateException if the bytes are not such state. */
-  public static Engine fromBytes(byte[] data) {
+  /**
+   * The engine {@link #toBytes()} described (also of the previous format); {@code latenessMs} and {@code
+   * futureSkewMs}, when not null, replace the stored ones, since configuration may change across restarts.
+   * CorruptStateException if the bytes are not such state.
+   */
+  public static Engine fromBytes(byte[] data, Long latenessMs, Long futureSkewMs) {
     try {
       Map<?, ?> state = (Map<?, ?>) Json.parse(data);
       Object format = state.get("format");
-      if (!BigInteger.valueOf(STATE_FORMAT).equals(format)) {
-        throw new CorruptStateException("unknown detector state format " + PyRepr.repr(format));
+      if (!BigInteger.valueOf(STATE_FORMAT).equals(format) && !BigInteger.ONE.equals(format)) {
+        throw new CorruptStateException("unknown detector state format " + format);
       }
-      Engine engine = new Engine(longOf(state.get("latenessMs")));
+      Object storedSkew = state.get("futureSkewMs");
+      Engine engine =
+          new Engine(
+              latenessMs != null ? latenessMs : longOf(state.get("latenessMs")),
+              futureSkewMs != null
+                  ? futureSkewMs
+                  : storedSkew == null ? DEFAULT_FUTURE_SKEW_MS : longOf(storedSkew));
       engine.ruleSeq = longOf(state.get("ruleSeq"));
-      engine.clockMs = state.get("clockMs") == null ? null : longOf(state.get("clockMs"));
+      if (state.get("clockSamplesMs") instanceof List<?> samples) {
+        for (Object sample : samples) {
+          engine.clock.observe(longOf(sample));
+        }
+      } else if (state.get("clockMs") != null) { // format 1 kept the largest event time: one sample
+        engine.clock.observe(longOf(state.get("clockMs")));
+      }
       for (Object group : (List<?>) state.get("keyGroups")) {
         List<String> names = new ArrayList<>();
         for (Object name : (List<?>) group) {
@@ -361,9 +424,13 @@ public final class Engine {
       return engine;
     } catch (CorruptStateException exc) {
       throw exc;
-    } catch (JsonValueException | InvalidRuleException | RuntimeException exc) {
+    } catch (JsonValueException | InvalidRuleException | RejectedRuleMessageException | RuntimeException exc) {
       throw new CorruptStateException("unreadable detector state: " + exc.getMessage(), exc);
     }
+  }
+
+  public static Engine fromBytes(byte[] data) {
+    return fromBytes(data, null, null);
   }
 
   private static long longOf(Object value) {

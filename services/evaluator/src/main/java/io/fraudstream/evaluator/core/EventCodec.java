@@ -26,7 +26,8 @@ import java.util.Map;
  */
 public final class EventCodec {
   private static final int EVENT_FORMAT = 1;
-  private static final int HEAD_FORMAT = 1;
+  private static final int HEAD_FORMAT = 2;
+  private static final int HEAD_FORMAT_WITHOUT_INGEST = 1;
   private static final int MISSING = 0;
   private static final int NULL = 1;
   private static final int TRUE = 2;
@@ -38,8 +39,17 @@ public final class EventCodec {
   private static final int LIST = 8;
   private static final int OBJECT = 9;
 
-  /** A group window's head: projection, maximum, floor, id counter and smallest live id (nextEventId if none). */
-  public record Head(List<String> fieldNames, Long maxEventTimeMs, Long floorMs, long nextEventId, long minLiveId) {}
+  /**
+   * A group window's head: projection, maxima, floor, id counter and smallest live id (nextEventId if none). Heads
+   * of the previous format (without maxIngestTsMs) read with a null maxIngestTsMs.
+   */
+  public record Head(
+      List<String> fieldNames,
+      Long maxEventTimeMs,
+      Long floorMs,
+      long nextEventId,
+      long minLiveId,
+      Long maxIngestTsMs) {}
 
   private EventCodec() {}
 
@@ -97,6 +107,7 @@ public final class EventCodec {
     out.optionalLong(window.floorMs());
     out.varlong(window.nextEventId());
     out.varlong(window.minLiveId());
+    out.optionalLong(window.maxIngestTsMs());
     return out.bytes.toByteArray();
   }
 
@@ -104,7 +115,7 @@ public final class EventCodec {
     try {
       Reader in = new Reader(data);
       int format = in.varint();
-      if (format != HEAD_FORMAT) {
+      if (format != HEAD_FORMAT && format != HEAD_FORMAT_WITHOUT_INGEST) {
         throw new CorruptStateException("unknown group head format " + format);
       }
       List<String> names = new ArrayList<>();
@@ -115,8 +126,9 @@ public final class EventCodec {
       Long floorMs = in.optionalLong();
       long nextEventId = in.varlong();
       long minLiveId = in.varlong();
+      Long maxIngestMs = format == HEAD_FORMAT ? in.optionalLong() : null;
       in.end();
-      return new Head(List.copyOf(names), maxMs, floorMs, nextEventId, minLiveId);
+      return new Head(List.copyOf(names), maxMs, floorMs, nextEventId, minLiveId, maxIngestMs);
     } catch (CorruptStateException exc) {
       throw exc;
     } catch (RuntimeException exc) {

@@ -8,9 +8,10 @@ import java.util.function.LongPredicate;
 
 /**
  * Minimum (or maximum) of member values in the frontier window, by two monotonic deques: {@code settled} covers
- * {@code [M - windowMs, M - latenessMs)}, which only grows at the back; {@code tail} covers {@code [max(M - windowMs,
- * M - latenessMs), M]}, where out-of-order insertions land. Each deque holds the members that beat every later
- * member, so its front is its extreme.
+ * {@code [M - windowMs, M - latenessMs)} and {@code tail} covers {@code [max(M - windowMs, M - latenessMs), M]},
+ * where most out-of-order insertions land. Each deque holds the members that beat every later member, so its front is
+ * its extreme. An insertion older than the lateness goes into the settled deque in O(its length), and its query
+ * scans the window (the costs are Python's twin's, aggregates.py).
  */
 final class ExtremeWindow implements WindowAggregator {
   private record Candidate(long timeMs, BigDecimal value) {}
@@ -63,19 +64,20 @@ final class ExtremeWindow implements WindowAggregator {
     candidates.addLast(new Candidate(log.timeAt(index), value));
   }
 
-  private void insertIntoTail(long eventTimeMs, BigDecimal value) {
+  /** Adds an out-of-order member: a candidate if it beats the next later one; it drops the earlier ones it beats. */
+  private void insertBetween(ArrayDeque<Candidate> candidates, long eventTimeMs, BigDecimal value) {
     List<Candidate> later = new ArrayList<>();
-    while (!tail.isEmpty() && tail.peekLast().timeMs() > eventTimeMs) {
-      later.add(tail.pollLast());
+    while (!candidates.isEmpty() && candidates.peekLast().timeMs() > eventTimeMs) {
+      later.add(candidates.pollLast());
     }
     if (later.isEmpty() || beats(value, later.get(later.size() - 1).value())) {
-      while (!tail.isEmpty() && !beats(tail.peekLast().value(), value)) {
-        tail.pollLast();
+      while (!candidates.isEmpty() && !beats(candidates.peekLast().value(), value)) {
+        candidates.pollLast();
       }
-      tail.addLast(new Candidate(eventTimeMs, value));
+      candidates.addLast(new Candidate(eventTimeMs, value));
     }
     for (int i = later.size() - 1; i >= 0; i--) {
-      tail.addLast(later.get(i));
+      candidates.addLast(later.get(i));
     }
   }
 
@@ -100,10 +102,16 @@ final class ExtremeWindow implements WindowAggregator {
         tail.pollFirst();
       }
       push(tail, log, index);
-    } else if (eventTimeMs >= maxMs - windowMs) {
-      BigDecimal value = valueOf.of(log.eventAt(index));
-      if (value != null) {
-        insertIntoTail(eventTimeMs, value);
+    } else {
+      long settledMs = maxMs - latenessMs;
+      if (eventTimeMs < settledMs) {
+        settledEnd++; // the insertion moved the first unsettled event up by one
+      }
+      if (eventTimeMs >= maxMs - windowMs) {
+        BigDecimal value = valueOf.of(log.eventAt(index));
+        if (value != null) {
+          insertBetween(eventTimeMs >= settledMs ? tail : settled, eventTimeMs, value);
+        }
       }
     }
   }
@@ -135,6 +143,10 @@ final class ExtremeWindow implements WindowAggregator {
     if (eventTimeMs >= maxMs) {
       return new WindowAggregate(BigDecimal.ZERO, 0, best(best, tail.isEmpty() ? null : tail.peekFirst().value()));
     }
+    long lowMs = eventTimeMs - windowMs;
+    if (eventTimeMs < maxMs - latenessMs) { // deep in the past: the deques do not cover [t - w, t]
+      return new WindowAggregate(BigDecimal.ZERO, 0, scan(log, null, lowMs, time -> time > eventTimeMs));
+    }
     // [t - w, t] = settled deque [M - w, M - L) + scan [t - w, min(M - w, M - L))
     //   + scan [max(t - w, M - L), min(d, t + 1)) + the tail's part [d, t],
     // d = max(M - w, M - L) being where the tail deque starts. The tail's front is the extreme of [d, M]: when it
@@ -143,7 +155,6 @@ final class ExtremeWindow implements WindowAggregator {
     long settledMs = maxMs - latenessMs;
     long stopMs = Math.min(maxMs - windowMs, settledMs);
     long tailStartMs = Math.max(maxMs - windowMs, settledMs);
-    long lowMs = eventTimeMs - windowMs;
     best = scan(log, best, lowMs, time -> time >= stopMs);
     long tailStopMs = Math.min(tailStartMs, eventTimeMs + 1);
     best = scan(log, best, Math.max(lowMs, settledMs), time -> time >= tailStopMs);

@@ -16,10 +16,11 @@ import java.util.Set;
  * One group's stored events, event-time horizon and per-rule aggregators (port of windows.GroupWindow).
  *
  * <p>Contracts: events are sorted by event time, ties by id (= insertion order), and addressed by absolute indices
- * that eviction and compaction never change. {@link #maxEventTimeMs()} is the largest event time ever stored; {@link
- * #floorMs()} only goes up and every live event is at or above it. {@link #fieldNames()} is the projection the
- * events' values follow; {@link #prepare} changes it. Aggregators are derived state, rebuilt from the events after
- * {@link #restore}.
+ * that eviction and compaction never change. {@link #maxEventTimeMs()} is the largest event time ever stored and
+ * {@link #maxIngestTsMs()} the largest ingestion timestamp; every live event is at or above {@link #floorMs()}, which
+ * the caller sets to the group's horizon after each insertion (a floor that moves down brings nothing back). {@link
+ * #fieldNames()} is the projection the events' values follow; {@link #prepare} changes it. Aggregators are derived
+ * state, rebuilt from the events after {@link #restore}.
  *
  * <p>Persistence hooks, each reporting what changed since its previous call: {@link #takeJournal()} (events inserted
  * and still live), {@link #takeEvicted()} (ids of events that fell below the floor; may name events never taken from
@@ -36,6 +37,7 @@ public final class GroupWindow implements EventLog {
   private int head; // events[:head] are evicted, awaiting compaction
   private long base; // absolute index of events[0]
   private Long maxMs;
+  private Long maxIngestMs;
   private Long floorMs;
   private long nextEventId;
   private final Map<String, Map.Entry<WindowSpec, WindowAggregator>> aggregators = new LinkedHashMap<>();
@@ -55,7 +57,12 @@ public final class GroupWindow implements EventLog {
    * with empty journal, evictions and reprojection flag.
    */
   public static GroupWindow restore(
-      List<String> fieldNames, List<StoredEvent> events, Long maxEventTimeMs, Long floorMs, long nextEventId) {
+      List<String> fieldNames,
+      List<StoredEvent> events,
+      Long maxEventTimeMs,
+      Long floorMs,
+      long nextEventId,
+      Long maxIngestTsMs) {
     GroupWindow window = new GroupWindow(fieldNames);
     List<StoredEvent> sorted = new ArrayList<>(events);
     sorted.sort(Comparator.comparingLong(StoredEvent::eventTimeMs).thenComparingLong(StoredEvent::id));
@@ -70,6 +77,7 @@ public final class GroupWindow implements EventLog {
       window.times[i] = window.events.get(i).eventTimeMs();
     }
     window.maxMs = maxEventTimeMs;
+    window.maxIngestMs = maxIngestTsMs;
     window.floorMs = floorMs;
     window.nextEventId = nextEventId;
     return window;
@@ -81,6 +89,11 @@ public final class GroupWindow implements EventLog {
 
   public Long maxEventTimeMs() {
     return maxMs;
+  }
+
+  /** The largest ingestion timestamp of the events ever stored; null before the first. */
+  public Long maxIngestTsMs() {
+    return maxIngestMs;
   }
 
   public Long floorMs() {
@@ -167,11 +180,6 @@ public final class GroupWindow implements EventLog {
     return lo;
   }
 
-  /** Whether an event is older than the group's horizon {@code maxEventTimeMs - latenessMs}. */
-  public boolean isLate(long eventTimeMs, long latenessMs) {
-    return maxMs != null && eventTimeMs < maxMs - latenessMs;
-  }
-
   /** Adopt projection {@code newFieldNames} and keep exactly one up-to-date aggregator per spec (by rule id). */
   void prepare(List<String> newFieldNames, Map<String, WindowSpec> specs) {
     if (!newFieldNames.equals(fieldNames)) {
@@ -222,6 +230,9 @@ public final class GroupWindow implements EventLog {
     System.arraycopy(times, position, times, position + 1, events.size() - position);
     times[position] = eventTimeMs;
     events.add(position, event);
+    if (maxIngestMs == null || ingestTsMs > maxIngestMs) {
+      maxIngestMs = ingestTsMs;
+    }
     journal.add(event);
     liveIds.add(event.id());
     long index = base + position;
@@ -236,9 +247,9 @@ public final class GroupWindow implements EventLog {
     return aggregators.get(slot).getValue().query(this, eventTimeMs);
   }
 
-  /** Set the floor to {@code newFloorMs} if that is higher, evicting the events below it. */
-  void raiseFloor(long newFloorMs) {
-    if (floorMs != null && newFloorMs <= floorMs) {
+  /** Set the floor, evicting the events below it. */
+  void setFloor(long newFloorMs) {
+    if (floorMs != null && newFloorMs == floorMs) {
       return;
     }
     floorMs = newFloorMs;

@@ -9,6 +9,7 @@ import java.io.Writer;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -21,12 +22,14 @@ import java.util.function.Predicate;
  * Test harness: runs scenarios through the {@link Engine} for the Python property tests.
  *
  * <p>Reads one JSON request per stdin line and writes one JSON response line per request (flushed): request {@code
- * {"latenessMs", "records": [{"kind":"rule","ruleId","value": text|null,"ts"} | {"kind":"tx","value": text,"ts",
- * "partition","offset"}], "bucket": n|null, "buckets": n|null, "persistEveryRecord": bool}}; response {@code
- * {"outcomes": [per tx: {"alerts": [alert JSON], "lateGroups", "invalidReason"}], "error": null}}, or {@code
- * {"outcomes": null, "error": stack trace}} on an unexpected exception. A transaction that does not parse yields its
- * parse reason as invalidReason. With persistEveryRecord the engine is rebuilt through toBytes/fromBytes and every
- * group through its {@link EventCodec} rows after every record. Alerts have detectedAt 0.
+ * {"latenessMs", "futureSkewMs", "records": [{"kind":"rule","ruleId","value": text|null,"ts"} | {"kind":"tx",
+ * "value": text, or "valueBase64": base64 of raw bytes, "ts","partition","offset"}], "bucket": n|null, "buckets":
+ * n|null, "persistEveryRecord": bool}}; response {@code {"outcomes": [per tx: {"alerts": [alert JSON], "late":
+ * [[groupKey, detail]], "skipped": [[ruleId, reason]], "applied": [ruleId], "outOfOrder": bool, "rejection": null |
+ * {"error", "detail"}}], "ruleRejections": [reason per rule record, null if applied], "error": null}}, or {@code
+ * {"outcomes": null, "error": stack trace}} on an unexpected exception. With persistEveryRecord the engine is rebuilt
+ * through toBytes/fromBytes and every group through its {@link EventCodec} rows after every record. Alerts have
+ * detectedAt 0.
  */
 public final class Harness {
   private Harness() {}
@@ -55,11 +58,15 @@ public final class Harness {
     }
   }
 
-  static String handle(Map<?, ?> request) throws InvalidRuleException {
+  static String handle(Map<?, ?> request) {
     if (request.containsKey("codecRoundTrip")) {
       return codecRoundTrip((List<?>) request.get("codecRoundTrip"));
     }
     long latenessMs = ((BigInteger) request.get("latenessMs")).longValueExact();
+    long futureSkewMs =
+        request.get("futureSkewMs") == null
+            ? Engine.DEFAULT_FUTURE_SKEW_MS
+            : ((BigInteger) request.get("futureSkewMs")).longValueExact();
     boolean persist = Boolean.TRUE.equals(request.get("persistEveryRecord"));
     Predicate<String> owns = key -> true;
     if (request.get("buckets") != null) {
@@ -67,27 +74,26 @@ public final class Harness {
       int bucket = ((BigInteger) request.get("bucket")).intValueExact();
       owns = key -> GroupKeys.bucketOf(key, buckets) == bucket;
     }
-    Engine engine = new Engine(latenessMs);
+    Engine engine = new Engine(latenessMs, futureSkewMs);
     GroupStore store = persist ? new RowGroupStore() : new InMemoryGroupStore();
     StringBuilder out = new StringBuilder("{\"outcomes\":[");
+    List<String> ruleRejections = new ArrayList<>();
     boolean first = true;
     for (Object raw : (List<?>) request.get("records")) {
       Map<?, ?> record = (Map<?, ?>) raw;
       long ts = ((BigInteger) record.get("ts")).longValueExact();
-      String value = (String) record.get("value");
+      byte[] bytes = valueOf(record);
       if ("rule".equals(record.get("kind"))) {
-        byte[] bytes = value == null ? null : value.getBytes(StandardCharsets.UTF_8);
-        engine.onRule((String) record.get("ruleId"), bytes, ts);
+        try {
+          engine.onRule((String) record.get("ruleId"), bytes, ts);
+          ruleRejections.add(null);
+        } catch (RejectedRuleMessageException exc) {
+          ruleRejections.add(exc.reason().label());
+        }
       } else {
         int partition = ((BigInteger) record.get("partition")).intValueExact();
         long offset = ((BigInteger) record.get("offset")).longValueExact();
-        Outcome outcome;
-        try {
-          Transaction tx = Transaction.parse(value.getBytes(StandardCharsets.UTF_8), ts, partition, offset);
-          outcome = engine.onTransaction(tx, store, 0, owns);
-        } catch (InvalidTransactionException exc) {
-          outcome = new Outcome(List.of(), List.of(), exc.getReason());
-        }
+        Outcome outcome = engine.onRecord(bytes, ts, partition, offset, store, 0, owns);
         if (!first) {
           out.append(',');
         }
@@ -98,7 +104,17 @@ public final class Harness {
         engine = Engine.fromBytes(engine.toBytes());
       }
     }
-    return out.append("],\"error\":null}").toString();
+    out.append("],\"ruleRejections\":");
+    Json.write(ruleRejections, out, false);
+    return out.append(",\"error\":null}").toString();
+  }
+
+  private static byte[] valueOf(Map<?, ?> record) {
+    if (record.get("valueBase64") instanceof String encoded) {
+      return Base64.getDecoder().decode(encoded);
+    }
+    String value = (String) record.get("value");
+    return value == null ? null : value.getBytes(StandardCharsets.UTF_8);
   }
 
   /**
@@ -116,9 +132,11 @@ public final class Harness {
     for (int i = 0; i < withMissing.size(); i++) {
       names.add("f\u00e9" + i);
     }
-    GroupWindow window = GroupWindow.restore(names, List.of(event), 1_700_000_000_000L, null, 8);
+    GroupWindow window = GroupWindow.restore(names, List.of(event), 1_700_000_000_000L, null, 8, 1_700_000_000_005L);
     EventCodec.Head head = EventCodec.decodeHead(EventCodec.encodeHead(window));
-    boolean same = decoded.equals(event) && head.equals(new EventCodec.Head(names, 1_700_000_000_000L, null, 8, 7));
+    boolean same =
+        decoded.equals(event)
+            && head.equals(new EventCodec.Head(names, 1_700_000_000_000L, null, 8, 7, 1_700_000_000_005L));
     List<Object> rendered = new ArrayList<>(decoded.values());
     rendered.set(rendered.size() - 1, "<MISSING>");
     Map<String, Object> response = new LinkedHashMap<>();
@@ -136,11 +154,28 @@ public final class Harness {
       }
       out.append(outcome.alerts().get(i).toJsonText());
     }
-    out.append("],\"lateGroups\":");
-    Json.write(outcome.lateGroups(), out, false);
-    out.append(",\"invalidReason\":");
-    Json.write(outcome.invalidReason(), out, false);
-    out.append('}');
+    List<Object> late = new ArrayList<>();
+    for (Outcome.LateGroup group : outcome.late()) {
+      late.add(List.of(group.groupKey(), group.detail()));
+    }
+    List<Object> skipped = new ArrayList<>();
+    for (Outcome.SkippedRule skip : outcome.skipped()) {
+      skipped.add(List.of(skip.ruleId(), skip.reason().label()));
+    }
+    Map<String, Object> rest = new LinkedHashMap<>();
+    rest.put("late", late);
+    rest.put("skipped", skipped);
+    rest.put("applied", outcome.applied());
+    rest.put("outOfOrder", outcome.outOfOrder());
+    Map<String, Object> rejection = null;
+    if (outcome.rejection() != null) {
+      rejection = new LinkedHashMap<>();
+      rejection.put("error", outcome.rejection().error().label());
+      rejection.put("detail", outcome.rejection().detail());
+    }
+    rest.put("rejection", rejection);
+    String restJson = Json.write(rest);
+    out.append("],").append(restJson, 1, restJson.length());
   }
 
   /**
@@ -168,7 +203,12 @@ public final class Harness {
       }
       GroupWindow window =
           GroupWindow.restore(
-              decoded.fieldNames(), events, decoded.maxEventTimeMs(), decoded.floorMs(), decoded.nextEventId());
+              decoded.fieldNames(),
+              events,
+              decoded.maxEventTimeMs(),
+              decoded.floorMs(),
+              decoded.nextEventId(),
+              decoded.maxIngestTsMs());
       if (window.size() != events.size()) {
         throw new IllegalStateException("rows below the floor were not deleted");
       }

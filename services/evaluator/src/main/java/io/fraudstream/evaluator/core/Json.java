@@ -8,7 +8,9 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -18,20 +20,29 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * JSON text to Java values and back with numbers kept exact (port of json_values).
+ * JSON text to Java values and back with numbers kept exact, within the limits Python's json_values applies (its
+ * twin).
  *
  * <p>Values: JSON null is {@code null}; booleans {@link Boolean}; strings {@link String}; integers {@link BigInteger};
  * every other number a {@link BigDecimal} holding exactly the digits written ({@code 0.10} keeps its scale); arrays
  * {@link List}; objects {@link LinkedHashMap} in first-appearance order, a duplicate key keeping its last value (as
- * Python's json). NaN/Infinity, trailing tokens and invalid UTF-8 are refused.
+ * Python's json). Refused, with a {@link JsonValueException} saying why: NaN/Infinity, trailing tokens, invalid UTF-8,
+ * nesting deeper than {@link #MAX_NESTING_DEPTH} containers, number literals longer than {@link #MAX_NUMBER_CHARS}
+ * characters or with an exponent beyond +-{@link #MAX_EXPONENT}. Written strings escape lone surrogates, so the
+ * output is always valid UTF-8.
  */
 public final class Json {
+  public static final int MAX_NESTING_DEPTH = 64;
+  public static final int MAX_NUMBER_CHARS = 1000;
+  public static final long MAX_EXPONENT = 999_999_999L;
+
+  // Jackson's own limits sit above ours, so that ours decide (with the same messages as Python's).
   private static final JsonFactory FACTORY =
       JsonFactory.builder()
           .streamReadConstraints(
               StreamReadConstraints.builder()
-                  .maxNumberLength(1_000_000)
-                  .maxNestingDepth(1000)
+                  .maxNumberLength(100_000)
+                  .maxNestingDepth(MAX_NESTING_DEPTH + 10)
                   .maxStringLength(Integer.MAX_VALUE)
                   .build())
           .build();
@@ -40,19 +51,21 @@ public final class Json {
 
   /** Parse UTF-8 JSON bytes (strictly decoded). */
   public static Object parse(byte[] data) throws JsonValueException {
-    String text;
-    try {
-      text =
-          StandardCharsets.UTF_8
-              .newDecoder()
-              .onMalformedInput(CodingErrorAction.REPORT)
-              .onUnmappableCharacter(CodingErrorAction.REPORT)
-              .decode(ByteBuffer.wrap(data))
-              .toString();
-    } catch (CharacterCodingException exc) {
-      throw new JsonValueException("'utf-8' codec can't decode bytes: " + exc.getMessage(), exc);
+    CharsetDecoder decoder =
+        StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT);
+    ByteBuffer in = ByteBuffer.wrap(data);
+    CharBuffer out = CharBuffer.allocate((int) Math.min(Integer.MAX_VALUE - 16L, data.length + 1L));
+    CoderResult result = decoder.decode(in, out, true);
+    if (!result.isError()) {
+      result = decoder.flush(out);
     }
-    return parse(text);
+    if (result.isError()) {
+      throw new JsonValueException("not valid UTF-8 at byte " + in.position(), null);
+    }
+    return parse(out.flip().toString());
   }
 
   /** Parse JSON text. */
@@ -60,45 +73,67 @@ public final class Json {
     try (JsonParser parser = FACTORY.createParser(text)) {
       JsonToken first = parser.nextToken();
       if (first == null) {
-        throw new JsonValueException("Expecting value: line 1 column 1 (char 0)", null);
+        throw new JsonValueException("not JSON: Expecting value: line 1 column 1 (char 0)", null);
       }
-      Object value = read(parser, first);
+      Object value = read(parser, first, 1);
       if (parser.nextToken() != null) {
-        throw new JsonValueException("Extra data after the JSON value", null);
+        throw new JsonValueException("not JSON: Extra data after the JSON value", null);
       }
       return value;
+    } catch (JsonValueException exc) {
+      throw exc;
     } catch (IOException | RuntimeException exc) {
       String message = exc.getMessage();
+      if (message != null && message.contains("Document nesting depth")) {
+        throw new JsonValueException(nestingMessage(), exc);
+      }
+      if (message != null && message.contains("Number value length")) {
+        throw new JsonValueException("JSON number longer than " + MAX_NUMBER_CHARS + " characters", exc);
+      }
       throw new JsonValueException(
-          message == null ? exc.getClass().getSimpleName() : message.lines().findFirst().orElse(message), exc);
+          "not JSON: "
+              + (message == null ? exc.getClass().getSimpleName() : message.lines().findFirst().orElse(message)),
+          exc);
     }
   }
 
-  private static Object read(JsonParser parser, JsonToken token) throws IOException {
+  private static String nestingMessage() {
+    return "JSON nested deeper than " + MAX_NESTING_DEPTH + " levels";
+  }
+
+  /** {@code depth} is the nesting depth a container read here would have (the outermost one has 1). */
+  private static Object read(JsonParser parser, JsonToken token, int depth)
+      throws IOException, JsonValueException {
     switch (token) {
       case START_OBJECT:
         {
+          if (depth > MAX_NESTING_DEPTH) {
+            throw new JsonValueException(nestingMessage(), null);
+          }
           Map<String, Object> map = new LinkedHashMap<>();
           for (JsonToken next = parser.nextToken(); next != JsonToken.END_OBJECT; next = parser.nextToken()) {
             String name = parser.currentName();
-            map.put(name, read(parser, parser.nextToken()));
+            map.put(name, read(parser, parser.nextToken(), depth + 1));
           }
           return map;
         }
       case START_ARRAY:
         {
+          if (depth > MAX_NESTING_DEPTH) {
+            throw new JsonValueException(nestingMessage(), null);
+          }
           List<Object> list = new ArrayList<>();
           for (JsonToken next = parser.nextToken(); next != JsonToken.END_ARRAY; next = parser.nextToken()) {
-            list.add(read(parser, next));
+            list.add(read(parser, next, depth + 1));
           }
           return list;
         }
       case VALUE_STRING:
         return parser.getText();
       case VALUE_NUMBER_INT:
-        return parser.getBigIntegerValue();
+        return new BigInteger(checkedNumber(parser.getText()));
       case VALUE_NUMBER_FLOAT:
-        return parser.getDecimalValue();
+        return new BigDecimal(checkedNumber(parser.getText()));
       case VALUE_TRUE:
         return Boolean.TRUE;
       case VALUE_FALSE:
@@ -108,6 +143,22 @@ public final class Json {
       default:
         throw new IOException("unexpected JSON token " + token);
     }
+  }
+
+  /** A number literal within the limits (the class comment), else a JsonValueException saying which. */
+  private static String checkedNumber(String literal) throws JsonValueException {
+    if (literal.length() > MAX_NUMBER_CHARS) {
+      throw new JsonValueException("JSON number longer than " + MAX_NUMBER_CHARS + " characters", null);
+    }
+    int e = Math.max(literal.indexOf('e'), literal.indexOf('E'));
+    if (e >= 0) {
+      String digits = literal.substring(e + 1);
+      BigInteger exponent = new BigInteger(digits.startsWith("+") ? digits.substring(1) : digits);
+      if (exponent.abs().compareTo(BigInteger.valueOf(MAX_EXPONENT)) > 0) {
+        throw new JsonValueException("JSON number exponent beyond +-" + MAX_EXPONENT, null);
+      }
+    }
+    return literal;
   }
 
   /** Compact JSON of a value (see the class comment for the types); strings not ASCII-escaped, map order kept. */
@@ -174,11 +225,24 @@ public final class Json {
     }
   }
 
-  /** Python's {@code json.dumps(s, ensure_ascii=asciiOnly)} of a string. */
+  /**
+   * Python's {@code json.dumps(s, ensure_ascii=asciiOnly)} of a string, except that a lone surrogate is always
+   * escaped (as json_values.quote does), so the text encodes to UTF-8.
+   */
   public static void quote(String s, boolean asciiOnly, StringBuilder out) {
     out.append('"');
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
+      if (Character.isSurrogate(c)) {
+        boolean pair =
+            Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1));
+        if (pair && !asciiOnly) {
+          out.append(c).append(s.charAt(++i));
+        } else {
+          out.append(String.format("\\u%04x", (int) c));
+        }
+        continue;
+      }
       switch (c) {
         case '"' -> out.append("\\\"");
         case '\\' -> out.append("\\\\");

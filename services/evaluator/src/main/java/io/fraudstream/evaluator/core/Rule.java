@@ -4,12 +4,17 @@ import java.math.BigInteger;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** One generation of a FraudRule as published on the rules topic (port of model.Rule). */
+/**
+ * One generation of a FraudRule as published on the rules topic (port of model.Rule). Rule JSON carries {@code
+ * formatVersion} ({@link #FORMAT_VERSION}; absent means 1); a version this reader does not know is refused.
+ */
 public record Rule(String ruleId, BigInteger generation, String uid, RuleSpec spec) {
+  public static final int FORMAT_VERSION = 1;
 
-  /** The Rule JSON ({@code ruleId, generation, uid, spec}) with the normalized spec. */
+  /** The Rule JSON ({@code formatVersion, ruleId, generation, uid, spec}) with the normalized spec. */
   public Map<String, Object> toJson() {
     Map<String, Object> json = new LinkedHashMap<>();
+    json.put("formatVersion", FORMAT_VERSION);
     json.put("ruleId", ruleId);
     json.put("generation", generation);
     json.put("uid", uid);
@@ -17,10 +22,23 @@ public record Rule(String ruleId, BigInteger generation, String uid, RuleSpec sp
     return json;
   }
 
-  /** Read Rule JSON (a parsed value), re-validating the spec. */
-  public static Rule fromJson(Object obj) throws InvalidRuleException {
+  /**
+   * Read Rule JSON (a parsed value), re-validating the spec; InvalidRuleException for anything unusable,
+   * RejectedRuleMessageException (unsupported-version) for a format version this reader does not know.
+   */
+  public static Rule fromJson(Object obj) throws InvalidRuleException, RejectedRuleMessageException {
     if (!(obj instanceof Map<?, ?> map)) {
       throw new InvalidRuleException("rule message must be a JSON object, got " + RuleSpec.describe(obj));
+    }
+    Object version = map.containsKey("formatVersion") ? map.get("formatVersion") : BigInteger.ONE;
+    if (!(version instanceof BigInteger v) || v.signum() <= 0) {
+      throw new InvalidRuleException(
+          "rule message formatVersion must be a positive integer, got " + RuleSpec.describe(version));
+    }
+    if (v.compareTo(BigInteger.valueOf(FORMAT_VERSION)) > 0) {
+      throw new RejectedRuleMessageException(
+          RejectedRuleMessageException.Reason.UNSUPPORTED_VERSION,
+          "rule message formatVersion " + v + " is newer than this reader's " + FORMAT_VERSION);
     }
     Object ruleId = map.get("ruleId");
     if (!(ruleId instanceof String id) || id.isEmpty()) {
@@ -39,20 +57,30 @@ public record Rule(String ruleId, BigInteger generation, String uid, RuleSpec sp
     return new Rule(id, number, u, RuleSpec.parse(map.get("spec")));
   }
 
-  /** The Rule a rules-topic record value holds; null for a tombstone (null value). */
-  public static Rule parseMessage(byte[] value) throws InvalidRuleException {
+  /**
+   * The Rule a rules-topic record value holds; null for a tombstone (null value). Throws RejectedRuleMessageException
+   * whose reason says why the value is unusable: unparseable, invalid or unsupported-version.
+   */
+  public static Rule parseMessage(byte[] value) throws RejectedRuleMessageException {
     if (value == null) {
       return null;
     }
     if (value.length == 0) {
-      throw new InvalidRuleException("rule message is empty (a deletion is a null value, not an empty one)");
+      throw new RejectedRuleMessageException(
+          RejectedRuleMessageException.Reason.UNPARSEABLE,
+          "rule message is empty (a deletion is a null value, not an empty one)");
     }
     Object obj;
     try {
       obj = Json.parse(value);
     } catch (JsonValueException exc) {
-      throw new InvalidRuleException("rule message is not valid JSON: " + exc.getMessage());
+      throw new RejectedRuleMessageException(
+          RejectedRuleMessageException.Reason.UNPARSEABLE, "rule message is not usable JSON: " + exc.getMessage());
     }
-    return fromJson(obj);
+    try {
+      return fromJson(obj);
+    } catch (InvalidRuleException exc) {
+      throw new RejectedRuleMessageException(RejectedRuleMessageException.Reason.INVALID, exc.getMessage());
+    }
   }
 }

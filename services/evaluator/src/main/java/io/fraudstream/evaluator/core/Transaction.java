@@ -3,16 +3,17 @@ package io.fraudstream.evaluator.core;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 
 /**
  * One transactions-topic record: its JSON fields plus where and when Kafka ingested it (port of
  * transactions.Transaction).
  *
- * <p>{@link #parse} either returns a Transaction or throws an {@link InvalidTransactionException} whose reason is the
- * DLQ {@code error} header: "empty value", "unparseable: &lt;detail&gt;", "not a JSON object", "missing eventTime",
- * "non-integer eventTime: &lt;repr&gt;", "out-of-range eventTime: &lt;repr&gt;". {@code eventTime} must be a JSON
- * number with an integral value in [0, 2^63) (strings and booleans are refused).
+ * <p>{@link #parse} either returns a Transaction or throws an {@link InvalidTransactionException} with the DLQ error
+ * and the detail Python's twin gives: {@code unparseable} (empty value, invalid UTF-8, not JSON, beyond the JSON
+ * limits) or {@code invalid} (not an object; eventTime missing, not an integer or outside [0, 2^63)). {@code
+ * eventTime} must be a JSON number with an integral value (strings and booleans are refused).
  */
 public final class Transaction {
   private static final BigDecimal MAX_EVENT_TIME_MS = BigDecimal.valueOf(Long.MAX_VALUE);
@@ -38,52 +39,69 @@ public final class Transaction {
   public static Transaction parse(byte[] value, long ingestTsMs, int partition, long offset)
       throws InvalidTransactionException {
     if (value == null || value.length == 0) {
-      throw new InvalidTransactionException("empty value");
+      throw new InvalidTransactionException(DeadLetters.Error.UNPARSEABLE, "empty record value");
     }
     Object parsed;
     try {
       parsed = Json.parse(value);
     } catch (JsonValueException exc) {
-      throw new InvalidTransactionException("unparseable: " + exc.getMessage());
+      throw new InvalidTransactionException(DeadLetters.Error.UNPARSEABLE, DeadLetters.bounded(exc.getMessage()));
     }
     if (!(parsed instanceof Map<?, ?>)) {
-      throw new InvalidTransactionException("not a JSON object");
+      throw invalid("not a JSON object but " + jsonKind(parsed));
     }
     @SuppressWarnings("unchecked")
     Map<String, Object> fields = Collections.unmodifiableMap((Map<String, Object>) parsed);
     return new Transaction(fields, value.clone(), eventTimeMs(fields), ingestTsMs, partition, offset);
   }
 
+  private static InvalidTransactionException invalid(String detail) {
+    return new InvalidTransactionException(DeadLetters.Error.INVALID, DeadLetters.bounded(detail));
+  }
+
+  private static String jsonKind(Object value) {
+    if (value == null) {
+      return "null";
+    } else if (value instanceof List<?>) {
+      return "an array";
+    } else if (value instanceof String) {
+      return "a string";
+    } else if (value instanceof Boolean) {
+      return "a boolean";
+    }
+    return "a number";
+  }
+
   private static long eventTimeMs(Map<String, Object> fields) throws InvalidTransactionException {
     if (!fields.containsKey("eventTime")) {
-      throw new InvalidTransactionException("missing eventTime");
+      throw invalid("missing eventTime");
     }
     Object value = fields.get("eventTime");
     BigDecimal number = value instanceof String ? null : Decimals.asNumber(value);
     if (number == null || !Decimals.isIntegral(number)) {
-      throw new InvalidTransactionException("non-integer eventTime: " + PyRepr.repr(value));
+      throw invalid("eventTime is not an integer: " + DeadLetters.preview(value));
     }
     if (number.signum() < 0 || number.compareTo(MAX_EVENT_TIME_MS) > 0) {
-      throw new InvalidTransactionException("out-of-range eventTime: " + PyRepr.repr(value));
+      throw invalid("eventTime is outside [0, 2^63): " + DeadLetters.preview(value));
     }
     return number.longValueExact();
   }
 
-  /** The amount in field {@code name}; else "missing NAME", "out-of-range NAME: repr", "non-numeric NAME: repr". */
-  public static BigDecimal numericValue(Map<String, Object> fields, String name)
-      throws InvalidTransactionException {
+  /** The amount in field {@code name}, or null when there is none ({@link #skipReason} says why). */
+  public static BigDecimal amountOf(Map<String, Object> fields, String name) {
+    return fields.containsKey(name) ? Decimals.asAmount(fields.get(name)) : null;
+  }
+
+  /** Why field {@code name} holds no amount; null if it does. */
+  public static SkipReason skipReason(Map<String, Object> fields, String name) {
     if (!fields.containsKey(name)) {
-      throw new InvalidTransactionException("missing " + name);
+      return SkipReason.MISSING;
     }
     Object value = fields.get(name);
-    BigDecimal amount = Decimals.asAmount(value);
-    if (amount == null) {
-      if (Decimals.asNumber(value) != null) {
-        throw new InvalidTransactionException("out-of-range " + name + ": " + PyRepr.repr(value));
-      }
-      throw new InvalidTransactionException("non-numeric " + name + ": " + PyRepr.repr(value));
+    if (Decimals.asAmount(value) != null) {
+      return null;
     }
-    return amount;
+    return Decimals.asNumber(value) != null ? SkipReason.OUT_OF_RANGE : SkipReason.NON_NUMERIC;
   }
 
   /** The parsed fields (unmodifiable; see {@link Json} for the value types). */

@@ -1,12 +1,11 @@
 package io.fraudstream.evaluator.spark;
 
 import io.fraudstream.evaluator.core.Alert;
+import io.fraudstream.evaluator.core.DeadLetters;
 import io.fraudstream.evaluator.core.Engine;
 import io.fraudstream.evaluator.core.GroupKeys;
-import io.fraudstream.evaluator.core.InvalidRuleException;
-import io.fraudstream.evaluator.core.InvalidTransactionException;
 import io.fraudstream.evaluator.core.Outcome;
-import io.fraudstream.evaluator.core.Transaction;
+import io.fraudstream.evaluator.core.RejectedRuleMessageException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,6 +14,7 @@ import java.util.Map;
 import java.util.function.Predicate;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.streaming.ExpiredTimerInfo;
 import org.apache.spark.sql.streaming.MapState;
 import org.apache.spark.sql.streaming.OutputMode;
 import org.apache.spark.sql.streaming.StatefulProcessor;
@@ -22,27 +22,33 @@ import org.apache.spark.sql.streaming.TTLConfig;
 import org.apache.spark.sql.streaming.TimeMode;
 import org.apache.spark.sql.streaming.TimerValues;
 import org.apache.spark.sql.streaming.ValueState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import scala.collection.Iterator;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Evaluates one bucket's records against its copy of the rule set (every bucket receives every record).
  *
- * <p>Contract: rule messages change every bucket's rule set; a transaction updates and is evaluated in the groups
- * the bucket owns ({@link GroupKeys#bucketOf}). Whole-transaction outcomes (evaluated, invalid, with its DLQ
- * record) are reported by bucket 0 alone, so each transaction is counted once; a late verdict is reported by the
- * owner of the group it was late for. Records of one call are processed in {@link InputRecord#compare} order; under
- * Real-time Mode a call holds one record, in arrival order. Groups idle past their retention are swept every
- * {@code sweepIntervalMs} of processing time. Each task holds a bucket's records until it has read the rules topic
- * up to where it ended when the task started ({@link RulesCatchUp}), so a restart's backlog is never evaluated
- * without the rules that preceded it.
+ * <p>Contract: rule messages change every bucket's rule set (one the engine refuses changes nothing, and is counted
+ * and logged once, by bucket 0); a transaction updates and is evaluated in the groups the bucket owns ({@link
+ * GroupKeys#bucketOf}). What concerns the whole transaction (evaluated, rejected with its DLQ record) is reported by
+ * bucket 0 alone, so each transaction is counted once; a late verdict or an out-of-order evaluation is emitted as a
+ * part by each bucket that observed it and reported once by {@link TransactionReports}. Each task holds a bucket's
+ * records until it has read the rules topic up to where it ended when the task started ({@link RulesCatchUp}); with
+ * a reorder wait, records are then held up to that long and evaluated in ingestion order ({@link HeldRecords}),
+ * released as later records arrive and by processing-time timers. Groups idle past their horizon are swept every
+ * {@code sweepIntervalMs} of processing time.
  */
 public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> {
   private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(BucketProcessor.class);
 
-  private final int buckets;
-  private final long latenessMs;
-  private final long sweepIntervalMs;
+  /** The engine's settings, as configured (they override what a restored state holds). */
+  record Settings(int buckets, long latenessMs, long futureSkewMs, long reorderWaitMs, long sweepIntervalMs)
+      implements java.io.Serializable {}
+
+  private final Settings settings;
   private final String instance;
   private final RulesTopic rulesTopic;
   private transient ValueState<Long> generation;
@@ -50,20 +56,26 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
   private transient MapState<String, byte[]> heads;
   private transient MapState<String, byte[]> events;
   private transient MapState<Integer, Long> rulesOffsets;
+  private transient MapState<Long, byte[]> held;
   private transient EvaluatorMetrics metrics;
   private transient Map<Integer, BucketState> claimed;
   private transient Map<Integer, RulesCatchUp> catchUps;
+  private transient Map<Integer, HeldRecords> reorders;
+  private transient Map<Integer, Long> timers;
 
   /**
    * {@code instance} names the detector (its checkpoint location): caches and metrics are kept per instance;
    * {@code rulesTopic} is where the rule messages come from.
    */
-  BucketProcessor(int buckets, long latenessMs, long sweepIntervalMs, String instance, RulesTopic rulesTopic) {
-    this.buckets = buckets;
-    this.latenessMs = latenessMs;
-    this.sweepIntervalMs = sweepIntervalMs;
+  BucketProcessor(Settings settings, String instance, RulesTopic rulesTopic) {
+    this.settings = settings;
     this.instance = instance;
     this.rulesTopic = rulesTopic;
+  }
+
+  /** The time mode the processor needs: processing time (its timers) only when it holds records to reorder. */
+  TimeMode timeMode() {
+    return settings.reorderWaitMs() > 0 ? TimeMode.ProcessingTime() : TimeMode.None();
   }
 
   @Override
@@ -73,9 +85,12 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
     heads = getHandle().getMapState("heads", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
     events = getHandle().getMapState("events", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
     rulesOffsets = getHandle().getMapState("rulesOffsets", Encoders.INT(), Encoders.LONG(), TTLConfig.NONE());
+    held = getHandle().getMapState("held", Encoders.LONG(), Encoders.BINARY(), TTLConfig.NONE());
     metrics = EvaluatorMetrics.of(instance);
     claimed = new HashMap<>();
     catchUps = new HashMap<>();
+    reorders = new HashMap<>();
+    timers = new HashMap<>();
   }
 
   @Override
@@ -92,85 +107,132 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
         catchUps.computeIfAbsent(
             bucket,
             b -> new RulesCatchUp(rulesTopic.endOffsets(), rulesOffsets::getValue, nowMs, rulesTopic.catchUpTimeoutMs()));
-    List<InputRecord> records = catchUp.admit(received, nowMs);
-    if (records.isEmpty()) {
-      return CollectionConverters.asScala(List.<Row>of().iterator());
+    List<InputRecord> admitted = catchUp.admit(received, nowMs);
+    if (settings.reorderWaitMs() > 0) {
+      admitted = reordering(bucket, nowMs).offer(admitted, nowMs);
     }
+    return evaluate(bucket, admitted, nowMs);
+  }
+
+  @Override
+  public Iterator<Row> handleExpiredTimer(Integer bucket, TimerValues timerValues, ExpiredTimerInfo expiredTimerInfo) {
+    long nowMs = System.currentTimeMillis();
+    timers.remove(bucket);
+    return evaluate(bucket, reordering(bucket, nowMs).release(nowMs), nowMs);
+  }
+
+  private HeldRecords reordering(Integer bucket, long nowMs) {
+    return reorders.computeIfAbsent(bucket, b -> HeldRecords.load(settings.reorderWaitMs(), held, nowMs));
+  }
+
+  private Iterator<Row> evaluate(Integer bucket, List<InputRecord> records, long nowMs) {
+    List<Row> out = new ArrayList<>();
+    if (!records.isEmpty()) {
+      evaluate(bucket, records, nowMs, out);
+    }
+    HeldRecords reordering = reorders.get(bucket);
+    Long dueMs = reordering == null ? null : reordering.nextDueMs();
+    if (dueMs != null && !dueMs.equals(timers.get(bucket))) {
+      getHandle().registerTimer(dueMs);
+      timers.put(bucket, dueMs);
+    }
+    return CollectionConverters.asScala(out.iterator());
+  }
+
+  private void evaluate(Integer bucket, List<InputRecord> records, long nowMs, List<Row> out) {
     // One task (of one micro-batch, or of one Real-time Mode batch) claims its buckets once.
     BucketState state =
         claimed.computeIfAbsent(
-            bucket, b -> BucketState.claim(instance + "#" + b, generation, engineState, latenessMs, nowMs));
+            bucket,
+            b ->
+                BucketState.claim(
+                    instance + "#" + b,
+                    generation,
+                    engineState,
+                    settings.latenessMs(),
+                    settings.futureSkewMs(),
+                    nowMs));
     BucketState.Groups groups = state.new Groups(heads, events);
     Engine engine = state.engine();
     boolean reporter = bucket == 0;
+    int buckets = settings.buckets();
     Predicate<String> owns = groupKey -> GroupKeys.bucketOf(groupKey, buckets) == bucket;
-    List<Row> out = new ArrayList<>();
     long evaluated = 0;
     long invalid = 0;
-    long late = 0;
+    long future = 0;
     boolean rulesChanged = false;
     for (InputRecord record : records) {
       if (record.isRule()) {
-        String ruleId = record.key() == null ? "" : new String(record.key(), StandardCharsets.UTF_8);
-        try {
-          engine.onRule(ruleId, record.value(), record.timestampMs());
-          rulesChanged = true;
-        } catch (InvalidRuleException e) {
-          // The operator publishes only validated rules; a foreign message changes nothing.
-        }
-        rulesOffsets.updateValue(record.partition(), record.offset());
+        rulesChanged |= applyRule(engine, record, reporter);
         continue;
       }
-      Transaction tx;
-      try {
-        tx = Transaction.parse(record.value(), record.timestampMs(), record.partition(), record.offset());
-      } catch (InvalidTransactionException e) {
+      Outcome outcome =
+          engine.onRecord(record.value(), record.timestampMs(), record.partition(), record.offset(), groups, nowMs, owns);
+      DeadLetters.Rejection rejection = outcome.rejection();
+      if (rejection != null) {
         if (reporter) {
-          invalid++;
-          out.add(OutputRow.dlq(record, e.getReason()).toRow());
+          future += rejection.error() == DeadLetters.Error.FUTURE ? 1 : 0;
+          invalid += rejection.error() == DeadLetters.Error.FUTURE ? 0 : 1;
+          out.add(OutputRow.dlq(record, rejection.error().label(), rejection.detail()).toRow());
         }
         continue;
-      }
-      Outcome outcome = engine.onTransaction(tx, groups, nowMs, owns);
-      if (outcome.invalidReason() != null) {
-        if (reporter) {
-          invalid++;
-          out.add(OutputRow.dlq(record, outcome.invalidReason()).toRow());
-        }
-        continue;
-      }
-      for (int i = 0; i < outcome.lateGroups().size(); i++) {
-        late++;
-        out.add(OutputRow.dlq(record, "late").toRow());
       }
       if (reporter) {
         evaluated++;
+        metrics.evaluatedAt(record.partition(), record.offset(), record.timestampMs());
       }
+      if (!outcome.late().isEmpty()) {
+        out.add(OutputRow.late(record, outcome.late().get(0).detail()).toRow());
+      }
+      if (outcome.outOfOrder()) {
+        out.add(OutputRow.outOfOrder(record).toRow());
+      }
+      outcome.applied().forEach(metrics::ruleApplied);
+      outcome.skipped().forEach(skip -> metrics.ruleSkipped(skip.ruleId(), skip.reason().label()));
       for (Alert alert : outcome.alerts()) {
-        out.add(
-            OutputRow.alert(
-                    alert.ruleId().getBytes(StandardCharsets.UTF_8),
-                    alert.toMessageValue(),
-                    alert.ruleId(),
-                    alert.transactionTimestampMs())
-                .toRow());
+        out.add(OutputRow.alert(record, alert.ruleId(), alert.toMessageValue()).toRow());
       }
     }
-    boolean swept = state.sweepDue(nowMs, sweepIntervalMs);
+    boolean swept = state.sweepDue(nowMs, settings.sweepIntervalMs());
     if (swept) {
       groups.sweep();
     }
     groups.flush();
     if (rulesChanged || swept) {
-      // The rule set (and the engine's clock) is written when rules change and at each sweep; a restore with an
+      // The rule set (and the sweep clock) is written when rules change and at each sweep; a restore with an
       // older clock only postpones the sweep of a few groups.
       engineState.update(engine.toBytes());
     }
-    metrics.transactions(evaluated, invalid, late);
+    metrics.transactions("evaluated", evaluated);
+    metrics.transactions("invalid", invalid);
+    metrics.transactions("future", future);
     if (reporter) {
       metrics.activeRules(engine.activeRuleCount());
       metrics.recordsProcessed(records.size());
     }
-    return CollectionConverters.asScala(out.iterator());
+  }
+
+  /** Applies one rules-topic record; false, with the refusal counted and logged by bucket 0, if the engine refused it. */
+  private boolean applyRule(Engine engine, InputRecord record, boolean reporter) {
+    String ruleId = record.key() == null ? "" : new String(record.key(), StandardCharsets.UTF_8);
+    boolean applied = true;
+    try {
+      engine.onRule(ruleId, record.value(), record.timestampMs());
+    } catch (RejectedRuleMessageException e) {
+      applied = false;
+      if (reporter) {
+        metrics.ruleMessageRejected(e.reason().label());
+        LOG.warn(
+            "rules-topic record with key {} at {}:{}:{} not applied ({}): {}",
+            DeadLetters.bounded(ruleId, 256),
+            record.topic(),
+            record.partition(),
+            record.offset(),
+            e.reason().label(),
+            DeadLetters.bounded(e.getMessage()));
+      }
+    }
+    rulesOffsets.updateValue(record.partition(), record.offset());
+    return applied;
   }
 }

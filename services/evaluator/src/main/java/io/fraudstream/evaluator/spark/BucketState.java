@@ -70,11 +70,19 @@ final class BucketState {
    * So a task reads and writes the generation once, however many records it processes.
    */
   static BucketState claim(
-      String cacheKey, ValueState<Long> generationState, ValueState<byte[]> engineState, long latenessMs, long nowMs) {
+      String cacheKey,
+      ValueState<Long> generationState,
+      ValueState<byte[]> engineState,
+      long latenessMs,
+      long futureSkewMs,
+      long nowMs) {
     long stored = generationState.exists() ? generationState.get() : 0L;
     BucketState cached = CACHES.get(cacheKey);
     if (cached == null || cached.generation != stored) {
-      Engine engine = engineState.exists() ? Engine.fromBytes(engineState.get()) : new Engine(latenessMs);
+      Engine engine =
+          engineState.exists()
+              ? Engine.fromBytes(engineState.get(), latenessMs, futureSkewMs)
+              : new Engine(latenessMs, futureSkewMs);
       cached = new BucketState(stored, engine, nowMs);
       CACHES.put(cacheKey, cached);
     }
@@ -129,7 +137,12 @@ final class BucketState {
       }
       window =
           GroupWindow.restore(
-              decoded.fieldNames(), stored, decoded.maxEventTimeMs(), decoded.floorMs(), decoded.nextEventId());
+              decoded.fieldNames(),
+              stored,
+              decoded.maxEventTimeMs(),
+              decoded.floorMs(),
+              decoded.nextEventId(),
+              decoded.maxIngestTsMs());
       cache(groupKey, window);
       return window;
     }

@@ -1,5 +1,11 @@
 package io.fraudstream.evaluator.spark;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import org.apache.spark.sql.Row;
 
 /**
@@ -22,7 +28,10 @@ record InputRecord(
         row.getLong(6));
   }
 
-  /** Processing order within one call: Kafka timestamp, rules before transactions, then topic, partition, offset. */
+  /**
+   * Evaluation order (CONTRACT section 6): Kafka timestamp (ingestion time), rules before transactions, then topic,
+   * partition, offset.
+   */
   static int compare(InputRecord a, InputRecord b) {
     int order = Long.compare(a.timestampMs, b.timestampMs);
     if (order == 0) {
@@ -35,5 +44,43 @@ record InputRecord(
       order = Integer.compare(a.partition, b.partition);
     }
     return order != 0 ? order : Long.compare(a.offset, b.offset);
+  }
+
+  /** The record as bytes, for state ({@link #fromBytes} reads it back). */
+  byte[] toBytes() {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.writeBoolean(isRule);
+      writeBlob(out, key);
+      writeBlob(out, value);
+      out.writeUTF(topic);
+      out.writeInt(partition);
+      out.writeLong(offset);
+      out.writeLong(timestampMs);
+    } catch (IOException exc) {
+      throw new UncheckedIOException(exc);
+    }
+    return bytes.toByteArray();
+  }
+
+  static InputRecord fromBytes(byte[] data) {
+    try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(data))) {
+      return new InputRecord(
+          in.readBoolean(), readBlob(in), readBlob(in), in.readUTF(), in.readInt(), in.readLong(), in.readLong());
+    } catch (IOException exc) {
+      throw new UncheckedIOException(exc);
+    }
+  }
+
+  private static void writeBlob(DataOutputStream out, byte[] blob) throws IOException {
+    out.writeInt(blob == null ? -1 : blob.length);
+    if (blob != null) {
+      out.write(blob);
+    }
+  }
+
+  private static byte[] readBlob(DataInputStream in) throws IOException {
+    int length = in.readInt();
+    return length < 0 ? null : in.readNBytes(length);
   }
 }

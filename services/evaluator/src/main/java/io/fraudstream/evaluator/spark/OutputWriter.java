@@ -1,28 +1,41 @@
 package io.fraudstream.evaluator.spark;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.spark.sql.ForeachWriter;
 import org.apache.spark.sql.Row;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Publishes the evaluator's output rows (alerts and DLQ records) the moment they are produced.
  *
  * <p>Contract: one idempotent producer (acks=all) per JVM and configuration sends every row; an alert's latency is
- * observed when the broker acknowledges it. A task's output that Kafka did not acknowledge fails the task at
- * {@code close}, so the query restarts from its checkpoint and replays (at-least-once; alert ids are deterministic).
+ * observed when the broker acknowledges it. A broker outage is waited out: sends are retried for as long as it lasts
+ * and block when the producer's buffer is full, so no output is dropped and the task does not fail for it. An output
+ * Kafka refuses for good (larger than its topic takes, or malformed for the broker) is passed over: counted as
+ * {@code fraud_dlq_records_total{error="unwritable"}} and logged with the coordinates of its transaction, and the
+ * stream goes on. Any other refusal fails the task at its next row or at {@code close}, so the query restarts from
+ * its checkpoint and replays (at-least-once; alert ids are deterministic); a producer that reported such an error is
+ * replaced, never reused, since it may be in a fatal state.
  */
 public final class OutputWriter extends ForeachWriter<Row> {
   private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(OutputWriter.class);
   private static final Map<Map<String, String>, Producer<byte[], byte[]>> PRODUCERS = new ConcurrentHashMap<>();
 
   private final Map<String, String> producerConfig;
@@ -33,12 +46,20 @@ public final class OutputWriter extends ForeachWriter<Row> {
   private transient EvaluatorMetrics metrics;
   private transient AtomicReference<Exception> failure;
 
-  /** {@code kafkaOptions} are the Spark Kafka options ({@code kafka.}-prefixed client properties). */
-  public OutputWriter(Map<String, String> kafkaOptions, String alertsTopic, String dlqTopic, String instance) {
+  /**
+   * {@code kafkaOptions} are the Spark Kafka options ({@code kafka.}-prefixed client properties); {@code
+   * maxRequestBytes} is the producer's {@code max.request.size}, which the topics' {@code max.message.bytes} bound.
+   */
+  public OutputWriter(
+      Map<String, String> kafkaOptions, String alertsTopic, String dlqTopic, String instance, int maxRequestBytes) {
     Map<String, String> config = KafkaClients.clientConfig(kafkaOptions);
     config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     config.put(ProducerConfig.ACKS_CONFIG, "all");
     config.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+    config.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(maxRequestBytes));
+    // Outages are waited out rather than turned into task failures: retry for as long as it takes.
+    config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.toString(Integer.MAX_VALUE));
+    config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(Long.MAX_VALUE));
     this.producerConfig = Map.copyOf(config);
     this.alertsTopic = alertsTopic;
     this.dlqTopic = dlqTopic;
@@ -52,6 +73,16 @@ public final class OutputWriter extends ForeachWriter<Row> {
           Map<String, Object> props = new HashMap<>(settings);
           return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
         });
+  }
+
+  /** Drops {@code failed} from the shared producers (the next task gets a new one) and closes it. */
+  private void replace(Producer<byte[], byte[]> failed) {
+    if (PRODUCERS.remove(producerConfig, failed)) {
+      LOG.warn("closing the evaluator's Kafka producer after a non-retriable error; the next task gets a new one");
+      Thread closer = new Thread(() -> failed.close(Duration.ZERO), "fraudstream-producer-close");
+      closer.setDaemon(true);
+      closer.start();
+    }
   }
 
   @Override
@@ -69,35 +100,51 @@ public final class OutputWriter extends ForeachWriter<Row> {
       throw new IllegalStateException("Kafka did not acknowledge the evaluator's output", failed);
     }
     OutputRow out = OutputRow.of(row);
-    if (out.isAlert()) {
-      String ruleId = out.ruleId();
-      long transactionTsMs = out.transactionTsMs();
-      producer.send(
-          new ProducerRecord<>(alertsTopic, null, null, out.key(), out.value()),
-          (metadata, error) -> {
-            if (error != null) {
-              failure.compareAndSet(null, error);
-            } else {
-              metrics.alertAcknowledged(ruleId, Math.max(0, System.currentTimeMillis() - transactionTsMs));
-            }
-          });
-      return;
+    ProducerRecord<byte[], byte[]> record;
+    if (out.kind() == OutputRow.Kind.ALERT) {
+      record = new ProducerRecord<>(alertsTopic, null, null, out.key(), out.value());
+    } else {
+      RecordHeaders headers = new RecordHeaders();
+      headers.add("error", out.error().getBytes(StandardCharsets.UTF_8));
+      headers.add("error.detail", out.detail().getBytes(StandardCharsets.UTF_8));
+      headers.add("source.topic", out.sourceTopic().getBytes(StandardCharsets.UTF_8));
+      headers.add("source.partition", Integer.toString(out.sourcePartition()).getBytes(StandardCharsets.UTF_8));
+      headers.add("source.offset", Long.toString(out.sourceOffset()).getBytes(StandardCharsets.UTF_8));
+      record = new ProducerRecord<>(dlqTopic, null, null, out.key(), out.value(), headers);
     }
-    RecordHeaders headers = new RecordHeaders();
-    headers.add("error", out.error().getBytes(StandardCharsets.UTF_8));
-    headers.add("source.topic", out.sourceTopic().getBytes(StandardCharsets.UTF_8));
-    headers.add("source.partition", Integer.toString(out.sourcePartition()).getBytes(StandardCharsets.UTF_8));
-    headers.add("source.offset", Long.toString(out.sourceOffset()).getBytes(StandardCharsets.UTF_8));
-    String error = out.error();
-    producer.send(
-        new ProducerRecord<>(dlqTopic, null, null, out.key(), out.value(), headers),
-        (metadata, sendError) -> {
-          if (sendError != null) {
-            failure.compareAndSet(null, sendError);
-          } else {
-            metrics.dlq(error);
-          }
-        });
+    Producer<byte[], byte[]> sender = producer;
+    try {
+      sender.send(record, acknowledged(out, sender));
+    } catch (RuntimeException exc) { // the producer itself failed (closed, fenced, fatal): replace it, fail the task
+      replace(sender);
+      throw new IllegalStateException("the evaluator's Kafka producer failed", exc);
+    }
+  }
+
+  private Callback acknowledged(OutputRow out, Producer<byte[], byte[]> sender) {
+    return (metadata, error) -> {
+      if (error == null) {
+        if (out.kind() == OutputRow.Kind.ALERT) {
+          metrics.alertAcknowledged(out.ruleId(), Math.max(0, System.currentTimeMillis() - out.transactionTsMs()));
+        } else {
+          metrics.dlq(out.error());
+        }
+      } else if (error instanceof RecordTooLargeException
+          || error instanceof RecordBatchTooLargeException
+          || error instanceof InvalidRecordException) {
+        metrics.dlq("unwritable");
+        LOG.error(
+            "passed over an output Kafka refused: the {} for the transaction at {} ({} bytes) to {}: {}",
+            out.kind() == OutputRow.Kind.ALERT ? "alert of rule " + out.ruleId() : "DLQ record (" + out.error() + ")",
+            out.coordinates(),
+            out.value() == null ? 0 : out.value().length,
+            out.kind() == OutputRow.Kind.ALERT ? alertsTopic : dlqTopic,
+            error.toString());
+      } else {
+        failure.compareAndSet(null, error);
+        replace(sender);
+      }
+    };
   }
 
   @Override
@@ -105,7 +152,11 @@ public final class OutputWriter extends ForeachWriter<Row> {
     if (producer == null) {
       return;
     }
-    producer.flush();
+    try {
+      producer.flush();
+    } catch (RuntimeException exc) { // replaced (closed) after an error, which failure already holds
+      failure.compareAndSet(null, exc);
+    }
     Exception failed = failure.get();
     if (errorOrNull == null && failed != null) {
       throw new IllegalStateException("Kafka did not acknowledge the evaluator's output", failed);

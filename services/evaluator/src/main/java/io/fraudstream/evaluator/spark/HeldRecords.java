@@ -1,0 +1,75 @@
+package io.fraudstream.evaluator.spark;
+
+import io.fraudstream.evaluator.core.ReorderBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.streaming.MapState;
+import scala.Tuple2;
+
+/**
+ * A bucket's records held for {@code reorderWaitMs} so that records of different partitions are evaluated in
+ * ingestion order ({@link ReorderBuffer}), mirrored in the bucket's state so that none is lost when a batch ends or a
+ * task fails while holding them.
+ *
+ * <p>Contract: every record given to {@link #offer} comes out of {@link #offer} or {@link #release} exactly once per
+ * committed batch history; a new task (of a new batch, or a retry) first takes back what its bucket's state holds,
+ * due at once.
+ */
+final class HeldRecords {
+  private record Sequenced(long seq, InputRecord record) {}
+
+  private final ReorderBuffer<Sequenced> buffer;
+  private final MapState<Long, byte[]> state;
+  private long nextSeq;
+
+  private HeldRecords(long waitMs, MapState<Long, byte[]> state) {
+    this.buffer = new ReorderBuffer<>(waitMs, (a, b) -> InputRecord.compare(a.record(), b.record()));
+    this.state = state;
+  }
+
+  /** The bucket's held records as its state has them, due at {@code nowMs}. */
+  static HeldRecords load(long waitMs, MapState<Long, byte[]> state, long nowMs) {
+    HeldRecords held = new HeldRecords(waitMs, state);
+    List<Sequenced> stored = new ArrayList<>();
+    scala.collection.Iterator<Tuple2<Long, byte[]>> entries = state.iterator();
+    while (entries.hasNext()) {
+      Tuple2<Long, byte[]> entry = entries.next();
+      stored.add(new Sequenced(entry._1(), InputRecord.fromBytes(entry._2())));
+      held.nextSeq = Math.max(held.nextSeq, entry._1() + 1);
+    }
+    stored.sort((a, b) -> Long.compare(a.seq(), b.seq()));
+    for (Sequenced record : stored) {
+      held.buffer.add(record, nowMs - waitMs);
+    }
+    return held;
+  }
+
+  /** Holds {@code records}, arrived at {@code nowMs}; returns the records to evaluate now, in order. */
+  List<InputRecord> offer(List<InputRecord> records, long nowMs) {
+    for (InputRecord record : records) {
+      long seq = nextSeq++;
+      state.updateValue(seq, record.toBytes());
+      buffer.add(new Sequenced(seq, record), nowMs);
+    }
+    return forget(buffer.release(nowMs));
+  }
+
+  /** The records due at {@code nowMs}, in order. */
+  List<InputRecord> release(long nowMs) {
+    return forget(buffer.release(nowMs));
+  }
+
+  /** When the next held record becomes due; null when none is held. */
+  Long nextDueMs() {
+    return buffer.nextDueMs();
+  }
+
+  private List<InputRecord> forget(List<Sequenced> released) {
+    List<InputRecord> records = new ArrayList<>(released.size());
+    for (Sequenced record : released) {
+      state.removeKey(record.seq());
+      records.add(record.record());
+    }
+    return records;
+  }
+}
