@@ -62,6 +62,9 @@ public final class Harness {
     if (request.containsKey("codecRoundTrip")) {
       return codecRoundTrip((List<?>) request.get("codecRoundTrip"));
     }
+    if (request.containsKey("reorder")) {
+      return reorder((Map<?, ?>) request.get("reorder"));
+    }
     long latenessMs = ((BigInteger) request.get("latenessMs")).longValueExact();
     long futureSkewMs =
         request.get("futureSkewMs") == null
@@ -142,6 +145,44 @@ public final class Harness {
     Map<String, Object> response = new LinkedHashMap<>();
     response.put("roundTrip", same);
     response.put("values", rendered);
+    response.put("error", null);
+    return Json.write(response);
+  }
+
+  /**
+   * Runs arrivals through a {@link ReorderBuffer}: request {@code {"waitMs", "arrivals": [[arrivalMs, tsMs,
+   * partition, offset]...]}} (arrival times non-decreasing), each added at its arrival time and followed by a release
+   * at that time; at the end everything is released. Answers {@code {"released": [[tsMs, partition, offset,
+   * releasedAtMs]...], "error": null}}, the end's release at Long.MAX_VALUE.
+   */
+  private static String reorder(Map<?, ?> request) {
+    long waitMs = ((BigInteger) request.get("waitMs")).longValueExact();
+    ReorderBuffer<long[]> buffer =
+        new ReorderBuffer<>(
+            waitMs,
+            (a, b) -> {
+              int c = Long.compare(a[0], b[0]);
+              c = c != 0 ? c : Long.compare(a[1], b[1]);
+              return c != 0 ? c : Long.compare(a[2], b[2]);
+            });
+    List<Object> released = new ArrayList<>();
+    for (Object raw : (List<?>) request.get("arrivals")) {
+      List<?> arrival = (List<?>) raw;
+      long atMs = ((BigInteger) arrival.get(0)).longValueExact();
+      long[] item = new long[3];
+      for (int i = 0; i < 3; i++) {
+        item[i] = ((BigInteger) arrival.get(i + 1)).longValueExact();
+      }
+      buffer.add(item, atMs);
+      for (long[] out : buffer.release(atMs)) {
+        released.add(List.of(out[0], out[1], out[2], atMs));
+      }
+    }
+    for (long[] out : buffer.release(Long.MAX_VALUE)) {
+      released.add(List.of(out[0], out[1], out[2], Long.MAX_VALUE));
+    }
+    Map<String, Object> response = new LinkedHashMap<>();
+    response.put("released", released);
     response.put("error", null);
     return Json.write(response);
   }
