@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
+import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Producer
+from prometheus_client.parser import text_string_to_metric_families
 
 from fraudstream_detector.config import DetectorConfig
 from fraudstream_detector.job import build_query
@@ -20,7 +23,7 @@ from fraudstream_detector.records import InputRecord, RecordKind
 from fraudstream_detector.sink import BatchSink
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import ensure_contract_topics
-from fraudstream_localstack.processes import wait_for
+from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
 
 
 def detector_config(
@@ -122,3 +125,36 @@ def running_detector(spark: Any, config: DetectorConfig) -> Iterator[RunningDete
         yield RunningDetector(spark, config, query)
     finally:
         query.stop()
+
+
+def detector_process(
+    kafka: KafkaSettings,
+    topics: Topics,
+    checkpoint: Path,
+    log: Path,
+    evaluator: str = "jvm",
+    extra_args: Sequence[str] = (),
+) -> tuple[ManagedProcess, str]:
+    """`python -m fraudstream_detector` against `topics`, reading transactions from the beginning; the process and the
+    base URL of its HTTP endpoints (/metrics, /livez, /readyz)."""
+    port = free_port()
+    argv = [sys.executable, "-m", "fraudstream_detector", "--checkpoint-dir", str(checkpoint)]
+    argv += ["--metrics-port", str(port), "--starting-offsets", "earliest", "--evaluator", evaluator, *extra_args]
+    env = {"KAFKA_BOOTSTRAP": kafka.bootstrap, **topics.as_env()}
+    return ManagedProcess("detector", argv, log, env=env).start(), f"http://127.0.0.1:{port}"
+
+
+def scrape(base_url: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """Every sample the endpoint serves, by (name, labels)."""
+    with urllib.request.urlopen(f"{base_url}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def sample(base_url: str, name: str, **labels: str) -> float:
+    """One sample's value (0 when the endpoint does not serve it yet)."""
+    return scrape(base_url).get((name, frozenset(labels.items())), 0.0)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import threading
 from pathlib import Path
 
@@ -13,9 +12,9 @@ import pytest
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import contract_topics, ensure_topics
-from fraudstream_localstack.processes import ManagedProcess, free_port
+from fraudstream_localstack.processes import ManagedProcess
 from fraudstream_rules.alerts import alert_id
-from tests.integration.detector.harness import Script
+from tests.integration.detector.harness import Script, detector_process
 from tests.kafka_helpers import consume_until
 
 pytestmark = pytest.mark.integration
@@ -30,10 +29,7 @@ COUNT_EVERY_TRANSACTION = {
 
 
 def _detector(kafka: KafkaSettings, topics: Topics, checkpoint: Path, log: Path, evaluator: str) -> ManagedProcess:
-    argv = [sys.executable, "-m", "fraudstream_detector", "--checkpoint-dir", str(checkpoint)]
-    argv += ["--metrics-port", str(free_port()), "--starting-offsets", "earliest", "--evaluator", evaluator]
-    env = {"KAFKA_BOOTSTRAP": kafka.bootstrap, **topics.as_env()}
-    return ManagedProcess("detector", argv, log, env=env).start()
+    return detector_process(kafka, topics, checkpoint, log, evaluator)[0]
 
 
 def _alert_ids(messages: list[object]) -> list[str]:
