@@ -39,8 +39,9 @@ def wait_for_topics(cfg: DetectorConfig, stop: threading.Event) -> dict[str, int
     while not stop.is_set():
         try:
             return ensure_contract_topics(cfg.kafka, cfg.topics, timeout_s=10)
-        except (KafkaException, RuntimeError) as exc:
-            log.warning("waiting for Kafka at %s (retrying in %.0f s): %s", cfg.kafka.bootstrap, delay_s, exc)
+        except (KafkaException, RuntimeError, TimeoutError) as exc:
+            why = str(exc) or type(exc).__name__
+            log.warning("waiting for Kafka at %s (retrying in %.0f s): %s", cfg.kafka.bootstrap, delay_s, why)
             stop.wait(delay_s)
             delay_s = min(delay_s * 2, 30.0)
     return None
