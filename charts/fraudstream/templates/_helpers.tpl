@@ -247,9 +247,14 @@ pods. detector.sparkConf entries override them.
 
 {{/*
 The detector's environment in both modes (the evaluator, the Spark master, Kafka, topics, detector settings).
+Integers go through int64: numbers from values files are floats to Helm, which prints 3600000 as 3.6e+06.
+The python evaluator refuses a reorder wait; so does the chart, at install time rather than at the driver's start.
 */}}
 {{- define "fraudstream.detectorEnv" -}}
 {{- $d := .Values.detector -}}
+{{- if and (eq $d.evaluator "python") (gt (int64 $d.reorderWaitMs) 0) }}
+{{- fail "detector.reorderWaitMs applies to the jvm evaluator only: set it to 0 with detector.evaluator=python (the python evaluator orders each micro-batch itself)" }}
+{{- end -}}
 - name: DETECTOR_EVALUATOR
   value: {{ $d.evaluator | quote }}
 - name: SPARK_MASTER
@@ -263,14 +268,50 @@ The detector's environment in both modes (the evaluator, the Spark master, Kafka
 - name: DETECTOR_SHUFFLE_PARTITIONS
   value: {{ $d.shufflePartitions | quote }}
 - name: DETECTOR_LATENESS_MS
-  value: {{ $d.latenessMs | quote }}
+  value: {{ $d.latenessMs | int64 | quote }}
+- name: DETECTOR_FUTURE_SKEW_MS
+  value: {{ $d.futureSkewMs | int64 | quote }}
+- name: DETECTOR_REORDER_WAIT_MS
+  value: {{ $d.reorderWaitMs | int64 | quote }}
+- name: DETECTOR_LIVENESS_TIMEOUT_S
+  value: {{ $d.livenessTimeoutSeconds | int64 | quote }}
 - name: DETECTOR_TRIGGER
   value: {{ $d.trigger | quote }}
 - name: DETECTOR_STARTING_OFFSETS
   value: {{ $d.startingOffsets | quote }}
 - name: DETECTOR_MAX_OFFSETS_PER_TRIGGER
-  value: {{ $d.maxOffsetsPerTrigger | quote }}
+  value: {{ $d.maxOffsetsPerTrigger | int64 | quote }}
 {{ include "fraudstream.kafkaEnv" . }}
+{{- end }}
+
+{{/*
+The Spark driver container's probes, on its metrics port, in both modes (executors serve none). Startup and
+readiness ask /readyz (the streaming query runs): start-up may take detector.startupTimeoutSeconds (Spark start,
+waiting for Kafka). Liveness asks /livez, which fails once the query has been down, or transactions have waited
+without progress, for detector.livenessTimeoutSeconds; three failed probes restart the container.
+*/}}
+{{- define "fraudstream.detectorProbes" -}}
+startupProbe:
+  httpGet:
+    path: /readyz
+    port: metrics
+  periodSeconds: 10
+  timeoutSeconds: 5
+  failureThreshold: {{ div (add (int64 .Values.detector.startupTimeoutSeconds) 9) 10 }}
+readinessProbe:
+  httpGet:
+    path: /readyz
+    port: metrics
+  periodSeconds: 10
+  timeoutSeconds: 5
+  failureThreshold: 3
+livenessProbe:
+  httpGet:
+    path: /livez
+    port: metrics
+  periodSeconds: 10
+  timeoutSeconds: 5
+  failureThreshold: 3
 {{- end }}
 
 {{/*

@@ -3,7 +3,12 @@ running local stack: Kafka, kube-apiserver, the operator with the example rules,
 generator, all on free ports. The chart's alert rules are loaded into the same Prometheus and must evaluate cleanly.
 
 Grafana's variables are substituted the way Grafana would: $__rate_interval by a window of a few scrapes (the
-scrape interval here is 1 s), $namespace by the namespace label the scrape configuration attaches."""
+scrape interval here is 1 s), $namespace by the namespace label the scrape configuration attaches.
+
+Some series exist only once something goes wrong, so the test provokes it once Prometheus scrapes: a FraudRule whose
+aggregate field the generator's transactions lack (per-rule skips), a record on the rules topic that is not JSON (a
+rejected rule message) and malformed transactions (dead letters). The alerts for the first two must then be raised
+by the real rule evaluation, for exactly what was provoked."""
 
 from __future__ import annotations
 
@@ -24,7 +29,7 @@ from fraudstream_localstack.kafka import KafkaPorts
 from fraudstream_localstack.kube import KubePorts
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
 from fraudstream_localstack.stack import LocalStack, StackConfig
-from fraudstream_operator.localstack_component import OperatorComponent
+from fraudstream_operator.localstack_component import OperatorComponent, is_ready, kubectl
 from tests.kafka_helpers import produce
 from tests.unit.chart.rendering import RULES_FILE, dashboard_exprs
 from tests.unit.chart.test_dashboard import TEST_SUBSTITUTIONS, substitute
@@ -33,6 +38,34 @@ pytestmark = pytest.mark.integration
 
 NAMESPACE = TEST_SUBSTITUTIONS["$namespace"]
 QUERY_DEADLINE_S = 180
+ALERT_DEADLINE_S = 120
+# A rule that applies to every generated transaction and skips each one: the generator sends no feeAmount.
+MISTAKEN_RULE = """
+apiVersion: fraudstream.io/v1alpha1
+kind: FraudRule
+metadata:
+  name: fee-sum-missing-field
+  namespace: default
+spec:
+  groupingKeyNames: [payerId]
+  aggregatorFunctionType: SUM
+  aggregateFieldName: feeAmount
+  limitOperatorType: GREATER
+  limit: 100
+  windowMinutes: 60
+"""
+MISTAKEN_RULE_ID = "default/fee-sum-missing-field"
+# Alerts that must stay silent on the healthy stack (the latency SLO depends on this machine's load).
+QUIET_ALERTS = {
+    "FraudDetectorDown",
+    "FraudDetectorAbsent",
+    "FraudOperatorDown",
+    "FraudRulesNotReady",
+    "FraudDetectorQueryDown",
+    "FraudDetectorQueryRestarting",
+    "FraudOutputUnwritable",
+    "FraudDetectorLagging",
+}
 
 
 class Prometheus:
@@ -96,6 +129,11 @@ class Prometheus:
         result = self.api("query", query=expr)["result"]
         return any(not math.isnan(float(series["value"][1])) for series in result)
 
+    def alerts(self, name: str, *states: str) -> list[dict[str, str]]:
+        """The labels of every alert `name` in one of `states` (pending, firing)."""
+        found = self.api("alerts")["alerts"]
+        return [a["labels"] for a in found if a["labels"]["alertname"] == name and a["state"] in states]
+
 
 @pytest.fixture(scope="module")
 def running_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
@@ -124,39 +162,85 @@ def running_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSta
         stack.stop()
 
 
-def test_every_dashboard_query_returns_data_from_a_real_prometheus(running_stack: LocalStack, tmp_path: Path) -> None:
+def provoke_failures(stack: LocalStack, work: Path) -> None:
+    """The failures whose series appear only once they happen: rule skips, a rejected rule message, dead letters."""
+    kubeconfig = stack.kube.kubeconfig
+    manifest = work / "mistaken-rule.yaml"
+    manifest.write_text(MISTAKEN_RULE)
+    kubectl(kubeconfig, "apply", "-f", str(manifest))
+    wait_for(
+        lambda: is_ready(json.loads(kubectl(kubeconfig, "get", "-f", str(manifest), "-o", "json"))),
+        60,
+        "the mistaken FraudRule Ready",
+        interval_s=0.5,
+    )
+    produce(stack.kafka_settings, stack.config.topics.rules, [(b"default/not-a-rule", b"not json")])
+    produce(stack.kafka_settings, stack.config.topics.transactions, [(b"bad", b"not json")] * 3)
+
+
+@pytest.fixture(scope="module")
+def prometheus(running_stack: LocalStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
+    """Prometheus scraping the stack with the chart's rules; failures provoked once it has scraped every target
+    (so that counters are seen at zero before they rise)."""
     env = running_stack.env()
     targets = {
         "fraudstream-detector": env["DETECTOR_METRICS_URL"].removeprefix("http://").removesuffix("/metrics"),
         "fraudstream-operator": env["OPERATOR_METRICS_URL"].removeprefix("http://").removesuffix("/metrics"),
     }
-    # Malformed transactions, so that the DLQ series exist (they appear with the first dead letter).
-    produce(running_stack.kafka_settings, running_stack.config.topics.transactions, [(b"bad", b"not json")] * 3)
-    prometheus = Prometheus(tmp_path, targets).start()
+    work = tmp_path_factory.mktemp("prometheus")
+    server = Prometheus(work, targets).start()
     try:
-        wait_for(prometheus.targets_up, 30, "both scrape targets up", interval_s=0.5)
-        pending = {substitute(expr): title for title, expr in dashboard_exprs()}
-        assert len(pending) >= 14
-
-        def all_answered() -> bool:
-            for expr in list(pending):
-                if prometheus.has_data(expr):
-                    del pending[expr]
-            return not pending
-
-        try:
-            wait_for(all_answered, QUERY_DEADLINE_S, "every dashboard query returning data", interval_s=1.0)
-        except TimeoutError as exc:
-            missing = "\n".join(f"  [{title}] {expr}" for expr, title in pending.items())
-            raise AssertionError(f"dashboard queries without data after {QUERY_DEADLINE_S}s:\n{missing}") from exc
-
-        groups = prometheus.api("rules")["groups"]
-        rules = [rule for group in groups for rule in group["rules"]]
-        assert len(rules) == sum(len(g["rules"]) for g in yaml.safe_load(RULES_FILE.read_text())["groups"])
-        unhealthy = [(r["name"], r.get("lastError")) for r in rules if r["health"] != "ok"]
-        assert not unhealthy, unhealthy
-        # The stack is healthy: no availability alert fires (the latency SLO depends on this machine's load).
-        firing = {a["labels"]["alertname"] for a in prometheus.api("alerts")["alerts"] if a["state"] == "firing"}
-        assert not firing & {"FraudDetectorDown", "FraudDetectorAbsent", "FraudOperatorDown", "FraudRulesNotReady"}
+        wait_for(server.targets_up, 30, "both scrape targets up", interval_s=0.5)
+        provoke_failures(running_stack, work)
+        yield server
     finally:
-        prometheus.stop()
+        server.stop()
+
+
+def test_every_dashboard_query_returns_data_from_a_real_prometheus(prometheus: Prometheus) -> None:
+    pending = {substitute(expr): title for title, expr in dashboard_exprs()}
+    assert len(pending) >= 26
+
+    def all_answered() -> bool:
+        for expr in list(pending):
+            if prometheus.has_data(expr):
+                del pending[expr]
+        return not pending
+
+    try:
+        wait_for(all_answered, QUERY_DEADLINE_S, "every dashboard query returning data", interval_s=1.0)
+    except TimeoutError as exc:
+        missing = "\n".join(f"  [{title}] {expr}" for expr, title in pending.items())
+        raise AssertionError(f"dashboard queries without data after {QUERY_DEADLINE_S}s:\n{missing}") from exc
+
+    groups = prometheus.api("rules")["groups"]
+    rules = [rule for group in groups for rule in group["rules"]]
+    assert len(rules) == sum(len(g["rules"]) for g in yaml.safe_load(RULES_FILE.read_text())["groups"])
+    unhealthy = [(r["name"], r.get("lastError")) for r in rules if r["health"] != "ok"]
+    assert not unhealthy, unhealthy
+    firing = {a["labels"]["alertname"] for a in prometheus.api("alerts")["alerts"] if a["state"] == "firing"}
+    assert not firing & QUIET_ALERTS
+
+
+def test_alerts_see_the_mistaken_rule_and_the_rejected_rule_message(prometheus: Prometheus) -> None:
+    # No `for`: fires as soon as the rejection is counted.
+    rejected = wait_for(
+        lambda: prometheus.alerts("FraudRuleMessagesRejected", "firing") or None,
+        ALERT_DEADLINE_S,
+        "FraudRuleMessagesRejected firing",
+        interval_s=1.0,
+    )
+    assert [(a["namespace"], a["reason"]) for a in rejected] == [(NAMESPACE, "unparseable")]
+    # `for: 5m` keeps it pending within this test; pending means its expression selects the rule.
+    skipping = wait_for(
+        lambda: prometheus.alerts("FraudRuleSkippingMost", "pending", "firing") or None,
+        ALERT_DEADLINE_S,
+        "FraudRuleSkippingMost pending",
+        interval_s=1.0,
+    )
+    assert [(a["namespace"], a["rule_id"]) for a in skipping] == [(NAMESPACE, MISTAKEN_RULE_ID)]
+    by_reason = f'sum by (reason) (fraud_rule_skipped_total{{rule_id="{MISTAKEN_RULE_ID}"}})'
+    skipped = prometheus.api("query", query=by_reason)
+    assert [series["metric"]["reason"] for series in skipped["result"]] == ["missing"]
+    firing = {a["labels"]["alertname"] for a in prometheus.api("alerts")["alerts"] if a["state"] == "firing"}
+    assert not firing & QUIET_ALERTS

@@ -9,8 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.unit.chart.rendering import dashboard, dashboard_exprs
+from tests.unit.chart.rendering import RULES_FILE, dashboard, dashboard_exprs
 
 # Grafana variables as the integration test substitutes them for a real Prometheus.
 TEST_SUBSTITUTIONS = {"$__rate_interval": "15s", "$namespace": "fraudstream-test"}
@@ -64,12 +65,30 @@ def test_latency_panel_has_p50_p95_p99_with_300_and_500_ms_lines() -> None:
         ("dlq and late", ["fraud_dlq_records_total", 'outcome="late"']),
         ("state size", ["fraud_state_rows", "fraud_state_memory_used_bytes"]),
         ("operator publishes", ["fraudstream_operator_publishes_total", "result"]),
+        ("input lag", ["fraud_input_lag_seconds", "fraud_input_pending_records"]),
+        ("streaming query", ["fraud_query_up", "fraud_query_restarts_total"]),
+        ("rule skips by rule", ["fraud_rule_skipped_total", "rule_id, reason"]),
+        ("skip ratio", ["fraud_rule_skipped_total", "fraud_rule_applied_total", "by (rule_id)"]),
+        ("rejected rule messages", ["fraud_rule_messages_rejected_total", "by (reason)"]),
+        ("out-of-order", ["fraud_out_of_order_total", 'outcome="evaluated"']),
     ],
 )
 def test_panel_shows(title_part: str, metrics: list[str]) -> None:
     text = " ".join(t["expr"] for t in panel(title_part)["targets"])  # type: ignore[attr-defined]
     for metric in metrics:
         assert metric in text, f"{title_part}: {metric} missing"
+
+
+@pytest.mark.parametrize(
+    ("title_part", "alert", "threshold"),
+    [("input lag", "FraudDetectorLagging", 60), ("skip ratio", "FraudRuleSkippingMost", 0.5)],
+)
+def test_red_line_is_the_alert_threshold(title_part: str, alert: str, threshold: float) -> None:
+    defaults = panel(title_part)["fieldConfig"]["defaults"]  # type: ignore[index]
+    assert defaults["custom"]["thresholdsStyle"]["mode"] == "line"
+    assert defaults["thresholds"]["steps"][-1] == {"color": "red", "value": threshold}
+    rules = {r.get("alert"): r for g in yaml.safe_load(RULES_FILE.read_text())["groups"] for r in g["rules"]}
+    assert f"> {threshold}" in rules[alert]["expr"]
 
 
 def test_rate_queries_use_the_rate_interval_and_every_query_the_namespace_variable() -> None:

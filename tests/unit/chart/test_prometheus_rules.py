@@ -7,11 +7,23 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.unit.chart.rendering import RULES_FILE
 
 RULE_TESTS = Path(__file__).with_name("prometheus-rules.test.yaml")
+
+# The alerts that notice a detector that runs but detects nothing: (`for`, what the expression compares, what the
+# description states), so that a changed threshold cannot leave the text an operator reads behind.
+SILENCE_ALERTS = {
+    "FraudRuleSkippingMost": ("5m", ["> 0.5", ">= 10"], ["more than 50%", "at least 10 skipped", "for 5 minutes"]),
+    "FraudDetectorLagging": ("5m", ["> 60", "pending_records) > 0"], ["more than 60 s behind", "for 5 minutes"]),
+    "FraudDetectorQueryRestarting": (None, ["[15m])) >= 3"], ["3 or more", "last 15 minutes"]),
+    "FraudDetectorQueryDown": ("2m", ["fraud_query_up) == 0"], ["for 2 minutes"]),
+    "FraudRuleMessagesRejected": (None, ["[10m])) > 0"], ["last 10 minutes", "alert: any"]),
+    "FraudOutputUnwritable": (None, ['{error="unwritable"}[10m])) > 0'], ["last 10 minutes", "alert: any"]),
+}
 
 
 def promtool() -> str:
@@ -47,6 +59,7 @@ def test_every_alert_has_a_firing_case_and_a_silent_case() -> None:
         "FraudDetectorDown",
         "FraudRulesNotReady",
         "FraudDLQRateHigh",
+        *SILENCE_ALERTS,
     }
     firing: set[str] = set()
     silent: set[str] = set()
@@ -61,10 +74,29 @@ def test_every_alert_has_a_firing_case_and_a_silent_case() -> None:
 
 
 def test_latency_alert_is_p99_above_500_ms_for_5_minutes() -> None:
-    rules = {
-        r.get("alert", r.get("record")): r for g in yaml.safe_load(RULES_FILE.read_text())["groups"] for r in g["rules"]
-    }
+    rules = _rules_by_name()
     p99 = rules["FraudAlertLatencyP99High"]
     assert p99["for"] == "5m"
     assert p99["expr"].endswith("> 0.5")
     assert "histogram_quantile(0.99" in rules[p99["expr"].split()[0]]["expr"]
+
+
+def _rules_by_name() -> dict[str, dict[str, str]]:
+    groups = yaml.safe_load(RULES_FILE.read_text())["groups"]
+    return {r.get("alert", r.get("record")): r for g in groups for r in g["rules"]}
+
+
+@pytest.mark.parametrize("name", sorted(SILENCE_ALERTS))
+def test_silence_alert_thresholds_are_the_ones_its_description_states(name: str) -> None:
+    for_, comparisons, stated = SILENCE_ALERTS[name]
+    rule = _rules_by_name()[name]
+    assert rule.get("for") == for_
+    expr = " ".join(rule["expr"].split())
+    for comparison in comparisons:
+        assert comparison in expr, f"{name}: {comparison!r} not in {expr!r}"
+    description = " ".join(rule["annotations"]["description"].split())
+    for text in stated:
+        assert text in description, f"{name}: the description does not state {text!r}"
+    # Aggregated by namespace, so that a detector on several pods raises one alert, not one per pod.
+    recorded = [_rules_by_name()[r]["expr"] for r in set(expr.split()) if r.startswith("fraudstream:")]
+    assert all("by (namespace" in e for e in [expr, *recorded] if "fraud_" in e), name

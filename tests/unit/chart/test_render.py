@@ -4,6 +4,7 @@ single sources (CRD, operator RBAC, rules, dashboard), selector labels, security
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -76,6 +77,10 @@ def test_required_kafka_bootstrap_is_named_in_the_error() -> None:
         ("unknownKey=1", "additional properties 'unknownKey' not allowed"),
         ("detector.executor.instances=0", "detector/executor/instances"),
         ("kafka.topics.alerts=", "kafka/topics/alerts"),
+        ("detector.futureSkewMs=-1", "detector/futureSkewMs"),
+        ("detector.reorderWaitMs=-1", "detector/reorderWaitMs"),
+        ("detector.livenessTimeoutSeconds=0", "detector/livenessTimeoutSeconds"),
+        ("detector.startupTimeoutSeconds=5", "detector/startupTimeoutSeconds"),
     ],
 )
 def test_values_schema_rejects_invalid_values(override: str, message: str) -> None:
@@ -311,6 +316,81 @@ def test_detector_env_carries_the_evaluator_settings() -> None:
     env = _env(_driver(render(mode("default"), extra_args=args))[1])
     assert env["DETECTOR_EVALUATOR"] == "jvm"
     assert env["DETECTOR_CHECKPOINT_INTERVAL"] == "10 seconds"
+
+
+def _driver_container(objects: list[Manifest]) -> Manifest:
+    """The Spark driver container of either detector mode (the Deployment's, or the SparkApplication's template)."""
+    apps = [o for o in objects if o["kind"] == "SparkApplication"]
+    if apps:
+        return apps[0]["spec"]["driverSpec"]["podTemplateSpec"]["spec"]["containers"][0]
+    return _driver(objects)[1]
+
+
+@pytest.mark.parametrize("name", ["default", "python-evaluator", "spark-application"])
+def test_driver_probes_ask_livez_and_readyz_of_the_metrics_port(name: str) -> None:
+    objects = render(mode(name))
+    container = _driver_container(objects)
+    assert "metrics" in {p["name"] for p in container["ports"]}
+    probes = {kind: container[kind] for kind in ("startupProbe", "readinessProbe", "livenessProbe")}
+    assert {kind: (p["httpGet"]["path"], p["httpGet"]["port"]) for kind, p in probes.items()} == {
+        "startupProbe": ("/readyz", "metrics"),
+        "readinessProbe": ("/readyz", "metrics"),
+        "livenessProbe": ("/livez", "metrics"),
+    }
+    # Start-up (Spark, waiting for Kafka) may take detector.startupTimeoutSeconds, 600 by default.
+    startup = probes["startupProbe"]
+    assert startup["periodSeconds"] * startup["failureThreshold"] == 600
+    # /livez applies the liveness timeout itself; the probe adds only a few failed checks to it.
+    live = probes["livenessProbe"]
+    assert live["periodSeconds"] * live["failureThreshold"] <= 30
+    env = _env(container)
+    assert env["DETECTOR_LIVENESS_TIMEOUT_S"] == "120"
+    assert env["DETECTOR_FUTURE_SKEW_MS"] == "300000"
+    assert env["DETECTOR_REORDER_WAIT_MS"] == "0"
+    # Executors serve no /livez or /readyz.
+    probe_kinds = {"startupProbe", "readinessProbe", "livenessProbe"}
+    executors = [c for where, spec in pod_specs(objects) if "executor" in where for c in spec["containers"]]
+    assert all(not probe_kinds & set(c) for c in executors)
+
+
+@pytest.mark.parametrize("name", ["default", "spark-application"])
+def test_detection_settings_reach_the_driver_from_a_values_file(name: str, tmp_path: Path) -> None:
+    """Numbers from a values file are floats to Helm; the driver must still get plain integers."""
+    values = tmp_path / "detection.yaml"
+    values.write_text(
+        yaml.safe_dump(
+            {
+                "detector": {
+                    "latenessMs": 3_600_000,
+                    "futureSkewMs": 7_200_000,
+                    "maxOffsetsPerTrigger": 2_000_000,
+                    "livenessTimeoutSeconds": 90,
+                    "startupTimeoutSeconds": 905,
+                    **({"reorderWaitMs": 250} if name == "default" else {}),
+                }
+            }
+        )
+    )
+    objects = render(mode(name), extra_args=["-f", str(values)])
+    container = _driver_container(objects)
+    env = _env(container)
+    assert env["DETECTOR_LATENESS_MS"] == "3600000"
+    assert env["DETECTOR_FUTURE_SKEW_MS"] == "7200000"
+    assert env["DETECTOR_MAX_OFFSETS_PER_TRIGGER"] == "2000000"
+    assert env["DETECTOR_LIVENESS_TIMEOUT_S"] == "90"
+    assert env["DETECTOR_REORDER_WAIT_MS"] == ("250" if name == "default" else "0")
+    startup = container["startupProbe"]
+    assert startup["periodSeconds"] * startup["failureThreshold"] == 910  # rounded up to whole periods
+    if name == "spark-application":
+        tolerations = find(objects, "SparkApplication", "-detector")["spec"]["applicationTolerations"]
+        assert tolerations["applicationTimeoutConfig"] == {"driverReadyTimeoutMillis": 905_000}
+
+
+def test_reorder_wait_with_the_python_evaluator_is_refused_with_the_fix() -> None:
+    args = ["template", "x", str(CHART), "--kube-version", kube_version(), "-f", str(mode("python-evaluator").values)]
+    done = helm(*args, "--set", "detector.reorderWaitMs=100", check=False)
+    assert done.returncode != 0
+    assert "detector.reorderWaitMs applies to the jvm evaluator only: set it to 0" in done.stderr
 
 
 @pytest.mark.parametrize(
