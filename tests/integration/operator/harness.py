@@ -21,6 +21,7 @@ from fraudstream_kafka.settings import KafkaSettings
 from fraudstream_localstack.processes import wait_for
 
 GROUP, VERSION, PLURAL = "fraudstream.io", "v1alpha1", "fraudrules"
+KOPF_FINALIZER = "kopf.zalando.org/KopfFinalizerMarker"
 
 BASE_SPEC: dict[str, Any] = {
     "groupingKeyNames": ["payerId", "beneficiaryId"],

@@ -1,6 +1,6 @@
 """Broker outages: during an update, Ready=False/KafkaUnavailable while it lasts and Ready=True with the right
-generation on the topic once the broker is back; at startup, the operator waits for the broker. Nobody touches
-the operator in between."""
+generation on the topic once the broker is back; during a delete, the finalizer holds the object until the
+tombstone is on the topic; at startup, the operator waits for the broker. Nobody touches the operator in between."""
 
 from __future__ import annotations
 
@@ -14,7 +14,13 @@ from fraudstream_kafka.settings import KafkaSettings
 from fraudstream_localstack.kafka import KafkaBroker
 from fraudstream_localstack.processes import wait_for
 from tests.integration.operator.conftest import MakeOperator
-from tests.integration.operator.harness import BASE_SPEC, FraudRules, latest_by_key, read_records
+from tests.integration.operator.harness import (
+    BASE_SPEC,
+    KOPF_FINALIZER,
+    FraudRules,
+    latest_by_key,
+    read_records,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -60,6 +66,40 @@ def test_broker_outage_during_an_update_recovers_on_its_own(
     assert record.offset == recovered["status"]["published"]["offset"]
     flips = [obj["status"]["conditions"][0]["lastTransitionTime"] for obj in (published, unavailable, recovered)]
     assert flips[0] <= flips[1] <= flips[2]
+
+
+def test_a_rule_deleted_while_the_broker_is_down_is_tombstoned_once_it_is_back(
+    make_operator: MakeOperator, private_broker: KafkaBroker, rules: FraudRules
+) -> None:
+    kafka = KafkaSettings(bootstrap=private_broker.bootstrap)
+    operator = make_operator(kafka)
+    key = f"{rules.namespace}/doomed"
+    with operator.running():
+        rules.create("doomed", BASE_SPEC)
+        published = rules.wait_ready("doomed", generation=1)
+
+        private_broker.stop()
+        rules.delete("doomed")
+        deleting = rules.get("doomed")
+        assert deleting is not None and deleting["metadata"].get("deletionTimestamp")
+        held = rules.wait_condition("doomed", "False", "KafkaUnavailable", int(deleting["metadata"]["generation"]))
+        assert "KafkaUnavailable" in rules.event_reasons("doomed")
+        retries_before = reconcile_errors("KafkaUnavailable")
+        wait_for(lambda: reconcile_errors("KafkaUnavailable") > retries_before, 60, "a retried tombstone")
+        still_held = rules.get("doomed")
+
+        private_broker.start()
+        rules.wait_gone("doomed", timeout_s=120)
+
+    assert still_held is not None and KOPF_FINALIZER in still_held["metadata"]["finalizers"]
+    assert f"topic {operator.topic}" in held["status"]["conditions"][0]["message"]
+    assert held["status"]["published"] == published["status"]["published"], "the last publication stays on record"
+    records = [r for r in read_records(kafka, operator.topic) if r.key == key]
+    # A send that timed out just as the broker came back may have landed too: a second tombstone is harmless.
+    assert [r.value is None for r in records][:2] == [False, True], "the rule record, then its tombstone"
+    assert all(r.value is None for r in records[1:])
+    assert latest_by_key(records)[key].value is None
+    assert {"Published", "KafkaUnavailable", "Tombstoned"} <= rules.event_reasons("doomed")
 
 
 def test_an_operator_started_before_the_broker_waits_for_it(
