@@ -62,9 +62,14 @@ DENIED = [
 
 
 @pytest.fixture(scope="module")
-def rbac_installed(kubeconfig: Path, fraudrule_crd: None) -> Path:
+def rbac_installed(kubeconfig: Path, fraudrule_crd: None) -> Iterator[Path]:
+    """operator/rbac.yaml on the session API server, removed afterwards: its cluster-scoped names are those of a
+    Helm release called fraudstream, which the chart tests install later in the same session."""
     install_rbac(kubeconfig)
-    return kubeconfig
+    try:
+        yield kubeconfig
+    finally:
+        kubectl(kubeconfig, "delete", "--ignore-not-found", "--wait=false", "-f", str(RBAC_PATH))
 
 
 @pytest.mark.parametrize("check", ALLOWED, ids=lambda c: " ".join(c[:2]))
