@@ -165,15 +165,23 @@ def test_operator_elects_a_leader_on_the_one_lease_its_role_grants(release: str)
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": service_account, "namespace": "fraud-ops"}]
 
 
-def test_operator_deployment_is_one_replica_recreate_with_liveness_probe() -> None:
+def test_operator_deployment_runs_replicas_rolling_with_startup_and_liveness_probes() -> None:
     spec = find(render(mode("default")), "Deployment", "-operator")["spec"]
-    assert spec["replicas"] == 1
-    assert spec["strategy"] == {"type": "Recreate"}
+    assert spec["replicas"] == 2
+    assert spec["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
     container = spec["template"]["spec"]["containers"][0]
-    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "healthz"}
+    startup, liveness = container["startupProbe"], container["livenessProbe"]
+    assert startup["httpGet"] == liveness["httpGet"] == {"path": "/healthz", "port": "healthz"}
+    # The startup reconciliation waits for Kafka: minutes under the startup probe before liveness can kill it.
+    assert startup["periodSeconds"] * startup["failureThreshold"] >= 600
+    assert "initialDelaySeconds" not in liveness
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["OPERATOR_LIVENESS_ENDPOINT"] == "http://0.0.0.0:8080/healthz"
     assert env["KAFKA_BOOTSTRAP"] == "kafka-0.kafka.example.svc:9092"
+    one = find(render(mode("default"), extra_args=["--set", "operator.replicas=1"]), "Deployment", "-operator")
+    assert one["spec"]["replicas"] == 1
+    refused = helm("template", RELEASE, str(CHART), "--set", "operator.replicas=0", check=False)
+    assert refused.returncode != 0 and "replicas" in refused.stderr
 
 
 @pytest.mark.parametrize("m", MODES, ids=lambda m: m.name)
