@@ -15,15 +15,20 @@ from .resource import GROUP, PLURAL, VERSION, rule_key
 _PAGE_SIZE = 500
 
 
-def _api_client() -> client.ApiClient:
-    """In a pod: the service account; elsewhere: $KUBECONFIG as it is now, or ~/.kube/config (as kopf logs in)."""
+def api_client(retries: int | None = None) -> client.ApiClient:
+    """A client of the operator's cluster: in a pod, its service account; elsewhere $KUBECONFIG as it is now, or
+    ~/.kube/config (as kopf logs in). `retries` caps urllib3's retries of a failed request (None: its default);
+    the leader election passes 0, so that a call's timeout bounds the whole call."""
+    configuration = client.Configuration()
+    configuration.retries = retries
     try:
-        configuration = client.Configuration()
         config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        return client.ApiClient(configuration)
     except config.ConfigException:
         kubeconfig = os.environ.get("KUBECONFIG") or None
-        return cast(client.ApiClient, config.new_client_from_config(config_file=kubeconfig))  # type: ignore[no-untyped-call]
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig, client_configuration=configuration, persist_config=False
+        )
+    return client.ApiClient(configuration)
 
 
 def _list_page(api: client.CustomObjectsApi, namespace: str | None, token: str | None) -> dict[str, Any]:
@@ -51,8 +56,8 @@ def _items(api: client.CustomObjectsApi, namespace: str | None) -> list[dict[str
 def list_rule_keys(namespaces: tuple[str, ...]) -> set[str]:
     """`namespace/name` of every FraudRule in `namespaces` (all namespaces when empty), deleting ones included."""
     try:
-        with _api_client() as api_client:
-            api = client.CustomObjectsApi(api_client)
+        with api_client() as kube:
+            api = client.CustomObjectsApi(kube)
             items = [item for ns in (namespaces or (None,)) for item in _items(api, ns)]
     except ApiException as exc:
         raise ClusterUnavailableError(f"could not list FraudRules: {exc.status} {exc.reason}") from exc

@@ -1,8 +1,9 @@
 """The operator as a component of the local stack (`make run` / `make up`).
 
-`start` installs the FraudRule CRD, runs `python -m fraudstream_operator` watching all namespaces, waits until its
-liveness endpoint answers (so the startup reconciliation is done), applies `examples/rules/` and waits until every
-example rule reports Ready=True for its current generation.
+`start` installs the FraudRule CRD, runs `python -m fraudstream_operator` watching all namespaces (one replica,
+leader election on, its Lease in `default`), waits until its liveness endpoint answers as the leader (so the Lease
+is held and the startup reconciliation done), applies `examples/rules/` and waits until every example rule
+reports Ready=True for its current generation.
 """
 
 from __future__ import annotations
@@ -42,9 +43,11 @@ def is_ready(item: dict[str, Any]) -> bool:
     return bool(ready) and status.get("observedGeneration") == item["metadata"]["generation"]
 
 
-def _answers(url: str) -> bool:
+def _leads(url: str) -> bool:
+    """Whether the operator at `url` leads and is reconciled: kopf's answer counts the rules it manages, while a
+    standby (waiting for the Lease, e.g. one a stopped stack left held) answers {"standby": true, ...}."""
     with urllib.request.urlopen(url, timeout=2) as response:
-        return bool(response.status == 200)
+        return response.status == 200 and "rulesManaged" in json.loads(response.read())
 
 
 class OperatorComponent:
@@ -77,9 +80,9 @@ class OperatorComponent:
 
         def live() -> bool:
             process.check_alive()
-            return _answers(liveness)
+            return _leads(liveness)
 
-        wait_for(live, self.timeout_s, f"operator liveness at {liveness}", interval_s=0.5)
+        wait_for(live, self.timeout_s, f"operator leading, liveness at {liveness}", interval_s=0.5)
         kubectl(kubeconfig, "apply", "-f", str(self.examples_dir))
 
         def examples_ready() -> bool:

@@ -18,6 +18,7 @@ PUBLISH_LATENCY = Histogram(
     ["kind"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
+LEADER = Gauge("fraudstream_operator_leader", "1 while this replica runs the handlers (it holds the lease).")
 RULES_MANAGED = Gauge("fraudstream_operator_rules_managed", "FraudRules the operator currently manages.")
 RECONCILE_ERRORS = Counter(
     "fraudstream_operator_reconcile_errors_total",
@@ -33,12 +34,17 @@ class MetricsServer:
         self._server: WSGIServer
         self._thread: threading.Thread
         self._server, self._thread = start_http_server(port, addr)
+        self._stopped = False
 
     @property
     def port(self) -> int:
         return int(self._server.server_port)
 
     def stop(self) -> None:
+        """Stops serving; stopping again does nothing."""
+        if self._stopped:
+            return
+        self._stopped = True
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=10)

@@ -7,7 +7,7 @@ from typing import Any
 import kopf
 
 from ..exceptions import OperatorError
-from ..metrics import RECONCILE_ERRORS, MetricsServer
+from ..metrics import LEADER, RECONCILE_ERRORS, MetricsServer
 from ..reconcile import start_runtime
 from ..runtime import MEMO_KEY, runtime_of
 from ..settings import OperatorSettings
@@ -28,14 +28,20 @@ def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
 
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> None:
-    """Reads the environment, tunes kopf, starts the metrics server; a port already in use stops the operator."""
+    """Reads the environment, tunes kopf, starts the metrics server unless the process serves them already
+    (`python -m fraudstream_operator` does, from before the election); a port already in use stops the operator.
+
+    kopf runs standalone: it is started only in the replica that holds the Lease (see leadership.py), or in the
+    only one when election is off, so kopf's own peering is not needed.
+    """
     config = OperatorSettings.from_env()
     settings.peering.standalone = True
     # Without scanning kopf needs no RBAC on CRDs or namespaces; the startup listing proves the CRD is served.
     settings.scanning.disabled = True
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage()
     memo[SETTINGS_KEY] = config
-    if config.metrics_port:
+    LEADER.set(1)
+    if config.metrics_port and METRICS_KEY not in memo:
         try:
             memo[METRICS_KEY] = MetricsServer(config.metrics_addr, config.metrics_port)
         except OSError as exc:

@@ -85,6 +85,7 @@ def installs(
             (result["cluster-wide"].service_account("-operator"), "list", "fraudrules.fraudstream.io", None),
             (result["scoped"].service_account("-operator"), "list", "fraudrules.fraudstream.io", names["team-b"]),
             (result["cluster-wide"].service_account("-detector"), "create", "pods", names["cw"]),
+            (result["scoped"].service_account("-operator"), "create", "leases.coordination.k8s.io", names["scoped"]),
         ]
         wait_for(lambda: all(can(kubeconfig, *probe) for probe in probes), 30, "RBAC bindings in effect", 0.2)
         yield result
@@ -128,6 +129,27 @@ def test_operator_can_exactly_what_operator_rbac_yaml_grants_in_every_namespace(
         assert can(kubeconfig, operator, verb, "events", elsewhere) is (verb in granted["events"]), verb
 
 
+def _lease_name(install: Install) -> str:
+    container = find(install.objects, "Deployment", "-operator")["spec"]["template"]["spec"]["containers"][0]
+    return str(next(e["value"] for e in container["env"] if e["name"] == "OPERATOR_LEASE_NAME"))
+
+
+@pytest.mark.parametrize("key", ["cluster-wide", "scoped"])
+def test_operator_may_hold_only_its_own_lease_in_its_own_namespace(
+    kubeconfig: Path, installs: dict[str, Install], key: str
+) -> None:
+    release = installs[key]
+    operator, here, elsewhere = release.service_account("-operator"), release.namespace, installs["names"].namespace
+    lease = f"leases.coordination.k8s.io/{_lease_name(release)}"
+    for verb in VERBS:
+        assert can(kubeconfig, operator, verb, lease, here) is (verb in ("get", "update", "create")), f"{verb} lease"
+    for verb in VERBS:
+        assert can(kubeconfig, operator, verb, "leases.coordination.k8s.io/other", here) is (verb == "create"), verb
+    for verb in ("create", "get", "update"):
+        assert not can(kubeconfig, operator, verb, lease, elsewhere), f"{verb} lease elsewhere"
+        assert not can(kubeconfig, operator, verb, "leases.coordination.k8s.io", None), f"{verb} leases cluster-wide"
+
+
 @pytest.mark.parametrize(
     ("verb", "resource"),
     [
@@ -156,7 +178,7 @@ def test_operator_with_watch_namespaces_is_limited_to_them(kubeconfig: Path, ins
     teams = [
         b["metadata"]["namespace"]
         for b in scoped.objects
-        if b["kind"] == "RoleBinding" and "-operator" in b["metadata"]["name"]
+        if b["kind"] == "RoleBinding" and b["roleRef"]["kind"] == "ClusterRole" and "-operator" in b["metadata"]["name"]
     ]
     assert len(teams) == 2
     for namespace in teams:

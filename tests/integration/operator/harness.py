@@ -1,9 +1,12 @@
-"""Helpers for operator tests: FraudRules on the real API server, the rules topic read independently, and the
-operator run in-process with kopf.testing.KopfRunner. Every wait is a poll with a deadline."""
+"""Helpers for operator tests: FraudRules on the real API server, the rules topic read independently, the
+operator run in-process with kopf.testing.KopfRunner, and replicas run as processes of their own. Every wait is
+a poll with a deadline."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import threading
 import time
 import urllib.request
@@ -18,9 +21,10 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 
 from fraudstream_kafka.settings import KafkaSettings
-from fraudstream_localstack.processes import wait_for
+from fraudstream_localstack.processes import ManagedProcess, wait_for
 
 GROUP, VERSION, PLURAL = "fraudstream.io", "v1alpha1", "fraudrules"
+KOPF_FINALIZER = "kopf.zalando.org/KopfFinalizerMarker"
 
 BASE_SPEC: dict[str, Any] = {
     "groupingKeyNames": ["payerId", "beneficiaryId"],
@@ -188,3 +192,45 @@ class OperatorHarness:
             if line.startswith(line_prefix):
                 return float(line.rsplit(" ", 1)[1])
         return 0.0
+
+
+def liveness_answer(url: str) -> dict[str, Any] | None:
+    """The JSON a liveness endpoint answers with 200; None when it refuses or does not answer."""
+    try:
+        answer: dict[str, Any] = json.loads(http_get(url))
+    except (OSError, ValueError):
+        return None
+    return answer
+
+
+@dataclass(frozen=True)
+class OperatorProcess:
+    """`python -m fraudstream_operator` as a process of its own, as a pod runs it: one replica under election."""
+
+    identity: str
+    process: ManagedProcess
+    liveness_url: str
+    metrics_url: str
+
+    def leads(self) -> bool:
+        """Holds the Lease and finished its startup reconciliation (kopf's liveness answer)."""
+        answer = liveness_answer(self.liveness_url)
+        return answer is not None and "rulesManaged" in answer
+
+    def standby(self) -> dict[str, Any] | None:
+        """The standby's liveness answer, while it is a live standby."""
+        answer = liveness_answer(self.liveness_url)
+        return answer if answer is not None and answer.get("standby") is True else None
+
+    def metric(self, line_prefix: str) -> float:
+        for line in http_get(self.metrics_url).splitlines():
+            if line.startswith(line_prefix):
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+    def kill(self) -> None:
+        """SIGKILL, by its own pid, as a node failure would; returns once it is reaped."""
+        pid = self.process.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: not self.process.alive(), 10, f"{self.identity} (pid {pid}) to die")

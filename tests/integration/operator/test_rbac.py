@@ -9,13 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubernetes import config
+from kubernetes import client, config
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.kube import KubeControlPlane
 from fraudstream_localstack.layout import BIN
+from fraudstream_localstack.processes import wait_for
 from fraudstream_operator.localstack_component import CRD_PATH, kubectl
-from tests.integration.operator.conftest import configure_operator
+from tests.integration.operator.conftest import StartReplica, configure_operator
 from tests.integration.operator.harness import BASE_SPEC, FraudRules, OperatorHarness, latest_by_key, read_records
 
 pytestmark = pytest.mark.integration
@@ -45,6 +46,9 @@ ALLOWED = [
     ("patch", "fraudrules.fraudstream.io", "-n", "payments"),
     ("patch", "fraudrules.fraudstream.io/status", "-n", "payments"),
     ("create", "events", "-n", "payments"),
+    ("create", "leases.coordination.k8s.io", "-n", "fraudstream"),
+    ("get", "leases.coordination.k8s.io/fraudstream-operator", "-n", "fraudstream"),
+    ("update", "leases.coordination.k8s.io/fraudstream-operator", "-n", "fraudstream"),
 ]
 DENIED = [
     ("get", "secrets", "-n", "fraudstream"),
@@ -58,21 +62,33 @@ DENIED = [
     ("create", "pods", "-n", "payments"),
     ("delete", "events", "-n", "payments"),
     ("create", "clusterrolebindings.rbac.authorization.k8s.io"),
+    ("get", "leases.coordination.k8s.io/kube-scheduler", "-n", "fraudstream"),
+    ("update", "leases.coordination.k8s.io/kube-scheduler", "-n", "fraudstream"),
+    ("list", "leases.coordination.k8s.io", "-n", "fraudstream"),
+    ("delete", "leases.coordination.k8s.io/fraudstream-operator", "-n", "fraudstream"),
+    ("patch", "leases.coordination.k8s.io/fraudstream-operator", "-n", "fraudstream"),
+    ("create", "leases.coordination.k8s.io", "-n", "payments"),
+    ("get", "leases.coordination.k8s.io/fraudstream-operator", "-n", "payments"),
 ]
 
 
 @pytest.fixture(scope="module")
-def rbac_installed(kubeconfig: Path, fraudrule_crd: None) -> Path:
+def rbac_installed(kubeconfig: Path, fraudrule_crd: None) -> Iterator[Path]:
+    """operator/rbac.yaml on the session API server, removed afterwards: its cluster-scoped names are those of a
+    Helm release called fraudstream, which the chart tests install later in the same session."""
     install_rbac(kubeconfig)
-    return kubeconfig
+    try:
+        yield kubeconfig
+    finally:
+        kubectl(kubeconfig, "delete", "--ignore-not-found", "--wait=false", "-f", str(RBAC_PATH))
 
 
-@pytest.mark.parametrize("check", ALLOWED, ids=lambda c: " ".join(c[:2]))
+@pytest.mark.parametrize("check", ALLOWED, ids=lambda c: " ".join(c))
 def test_the_operator_may_do_what_it_needs(rbac_installed: Path, check: tuple[str, ...]) -> None:
     assert can_i(rbac_installed, *check)
 
 
-@pytest.mark.parametrize("check", DENIED, ids=lambda c: " ".join(c[:2]))
+@pytest.mark.parametrize("check", DENIED, ids=lambda c: " ".join(c))
 def test_the_operator_may_not_do_more(rbac_installed: Path, check: tuple[str, ...]) -> None:
     assert not can_i(rbac_installed, *check)
 
@@ -123,3 +139,28 @@ def test_the_operator_runs_as_its_service_account_over_all_namespaces(
     assert latest_by_key(records)["payments/least-privilege"].value is None
     refusals = [r.getMessage() for r in caplog.records if "403" in r.getMessage() or "permission" in r.getMessage()]
     assert refusals == []
+
+
+def test_replicas_elect_a_leader_as_the_service_account(
+    service_account_cluster: tuple[KubeControlPlane, Path], start_replica: StartReplica
+) -> None:
+    plane, operator_kubeconfig = service_account_cluster
+    scope = {"KUBECONFIG": str(operator_kubeconfig), "WATCH_NAMESPACES": "", "OPERATOR_LEASE_NAMESPACE": "fraudstream"}
+    leader, standby = start_replica("replica-a", **scope), start_replica("replica-b", **scope)
+    admin = config.new_client_from_config(str(plane.kubeconfig))
+    rules = FraudRules(admin, "payments")
+    try:
+        wait_for(lambda: leader.leads() or standby.leads(), 60, "a replica leading")
+        if standby.leads():
+            leader, standby = standby, leader
+        wait_for(standby.standby, 30, "the other replica answering as a standby")
+        rules.create("elected", BASE_SPEC)
+        rules.wait_ready("elected", generation=1)
+        lease = client.CoordinationV1Api(admin).read_namespaced_lease("fraudstream-operator", "fraudstream")
+    finally:
+        admin.close()
+
+    assert lease.spec.holder_identity == leader.identity
+    for replica in (leader, standby):
+        log = replica.process.log_tail(200)
+        assert "403" not in log and "Forbidden" not in log, log

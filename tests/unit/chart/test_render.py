@@ -15,6 +15,7 @@ from tests.unit.chart.rendering import (
     CHART,
     DASHBOARD_FILE,
     MODES,
+    RELEASE,
     RULES_FILE,
     Manifest,
     Mode,
@@ -99,9 +100,18 @@ def test_chart_crd_is_the_top_level_crd() -> None:
     assert [p.name for p in (CHART / "crds").iterdir()] == ["fraudrule.yaml"]
 
 
-def _rules(role: Manifest) -> list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]:
+RuleKey = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+
+def _rules(role: Manifest) -> list[RuleKey]:
     return sorted(
-        (tuple(r.get("apiGroups", [])), tuple(sorted(r["resources"])), tuple(sorted(r["verbs"]))) for r in role["rules"]
+        (
+            tuple(r.get("apiGroups", [])),
+            tuple(sorted(r["resources"])),
+            tuple(sorted(r.get("resourceNames", []))),
+            tuple(sorted(r["verbs"])),
+        )
+        for r in role["rules"]
     )
 
 
@@ -111,6 +121,10 @@ def test_operator_rbac_is_operator_rbac_yaml() -> None:
     assert _rules(find(chart, "ClusterRole", "-operator")) == _rules(find(source, "ClusterRole")), (
         "the chart's operator ClusterRole drifted from operator/rbac.yaml"
     )
+    assert _rules(find(chart, "Role", "-operator-lease")) == _rules(find(source, "Role")), (
+        "the chart's operator lease Role drifted from operator/rbac.yaml"
+    )
+    assert find(chart, "Role", "-operator-lease")["metadata"]["name"] == find(source, "Role")["metadata"]["name"]
     # With the default release name, the chart's names are those of operator/rbac.yaml.
     assert (
         find(chart, "ServiceAccount", "-operator")["metadata"]["name"]
@@ -133,15 +147,46 @@ def test_operator_is_cluster_wide_by_default_and_namespaced_with_watch_namespace
     assert env["WATCH_NAMESPACES"] == "fraud-team-a,fraud-team-b"
 
 
-def test_operator_deployment_is_one_replica_recreate_with_liveness_probe() -> None:
+@pytest.mark.parametrize("release", [RELEASE, "payments"])
+def test_operator_elects_a_leader_on_the_one_lease_its_role_grants(release: str) -> None:
+    objects = render(mode("watch-namespaces"), namespace="fraud-ops", release=release)
+    container = find(objects, "Deployment", "-operator")["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e for e in container["env"]}
+    role = find(objects, "Role", "-operator-lease")
+    binding = find(objects, "RoleBinding", "-operator-lease")
+
+    assert "OPERATOR_LEADER_ELECTION" not in env, "on by default"
+    assert env["OPERATOR_LEASE_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    [named] = [rule for rule in role["rules"] if rule.get("resourceNames")]
+    assert named["resourceNames"] == [env["OPERATOR_LEASE_NAME"]["value"]]
+    assert sorted(named["verbs"]) == ["get", "update"]
+    assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == "fraud-ops"
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": role["metadata"]["name"],
+    }
+    service_account = find(objects, "ServiceAccount", "-operator")["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": service_account, "namespace": "fraud-ops"}]
+
+
+def test_operator_deployment_runs_replicas_rolling_with_startup_and_liveness_probes() -> None:
     spec = find(render(mode("default")), "Deployment", "-operator")["spec"]
-    assert spec["replicas"] == 1
-    assert spec["strategy"] == {"type": "Recreate"}
+    assert spec["replicas"] == 2
+    assert spec["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
     container = spec["template"]["spec"]["containers"][0]
-    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "healthz"}
+    startup, liveness = container["startupProbe"], container["livenessProbe"]
+    assert startup["httpGet"] == liveness["httpGet"] == {"path": "/healthz", "port": "healthz"}
+    # The startup reconciliation waits for Kafka: minutes under the startup probe before liveness can kill it.
+    assert startup["periodSeconds"] * startup["failureThreshold"] >= 600
+    assert "initialDelaySeconds" not in liveness
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["OPERATOR_LIVENESS_ENDPOINT"] == "http://0.0.0.0:8080/healthz"
     assert env["KAFKA_BOOTSTRAP"] == "kafka-0.kafka.example.svc:9092"
+    one = find(render(mode("default"), extra_args=["--set", "operator.replicas=1"]), "Deployment", "-operator")
+    assert one["spec"]["replicas"] == 1
+    refused = helm("template", RELEASE, str(CHART), "--set", "operator.replicas=0", check=False)
+    assert refused.returncode != 0 and "replicas" in refused.stderr
 
 
 @pytest.mark.parametrize("m", MODES, ids=lambda m: m.name)
@@ -246,9 +291,9 @@ def test_detector_defaults_to_the_jvm_evaluator_with_its_tasks_in_the_driver_pod
     assert container["resources"] == {"requests": {"cpu": "2", "memory": "2Gi"}, "limits": {"memory": "2Gi"}}
     assert pod["automountServiceAccountToken"] is False
 
-    # No executors: no headless Service, no Role, no executor ServiceAccount, no executor pod template.
+    # No executors: no headless Service, no driver Role, no executor ServiceAccount, no executor pod template.
     assert not [o for o in objects if o["kind"] == "Service" and o["metadata"]["name"].endswith("-detector-driver")]
-    assert not [o for o in objects if o["kind"] in ("Role", "RoleBinding")]
+    assert not [o for o in objects if o["kind"] in ("Role", "RoleBinding") and "-detector" in o["metadata"]["name"]]
     assert not [o for o in objects if o["kind"] == "ServiceAccount" and o["metadata"]["name"].endswith("-executor")]
     assert "executor-pod-template.yaml" not in find(objects, "ConfigMap", "-spark-conf")["data"]
     conf = _spark_defaults(objects)
@@ -413,7 +458,7 @@ def test_detector_master_overrides_the_evaluators_default(
     conf = _spark_defaults(objects)
     assert ("spark.executor.instances" in conf) is executors
     assert ("executor-pod-template.yaml" in find(objects, "ConfigMap", "-spark-conf")["data"]) is executors
-    assert bool([o for o in objects if o["kind"] == "Role"]) is executors
+    assert bool([o for o in objects if o["kind"] == "Role" and "-detector" in o["metadata"]["name"]]) is executors
 
 
 def test_spark_application_mode_renders_the_same_detector_for_the_spark_operator() -> None:

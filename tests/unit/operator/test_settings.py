@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import re
+import socket
+from pathlib import Path
+
 import pytest
 
-from fraudstream_operator.settings import OperatorSettings
+from fraudstream_operator.settings import ElectionSettings, OperatorSettings
 
 
 def test_defaults_watch_all_namespaces_of_the_local_broker() -> None:
@@ -59,3 +64,57 @@ def test_the_rules_topic_is_the_contracts_compacted_single_partition_topic() -> 
     spec = OperatorSettings(rules_topic="fraud.rules").rules_topic_spec()
 
     assert (spec.name, spec.partitions, dict(spec.config)["cleanup.policy"]) == ("fraud.rules", 1, "compact")
+
+
+def test_leader_election_is_on_by_default_with_client_go_timings(tmp_path: Path) -> None:
+    election = ElectionSettings.from_env({}, pod_namespace_file=tmp_path / "absent")
+
+    assert election.enabled
+    assert (election.lease_name, election.lease_namespace) == ("fraudstream-operator", "default")
+    assert (election.lease_duration_s, election.renew_deadline_s, election.retry_period_s) == (15, 10.0, 2.0)
+    assert election.identity == f"{socket.gethostname()}_{os.getpid()}"
+
+
+def test_leader_election_is_read_from_the_environment(tmp_path: Path) -> None:
+    env = {
+        "OPERATOR_LEADER_ELECTION": "False",
+        "OPERATOR_LEASE_NAME": "ops-lease",
+        "OPERATOR_LEASE_NAMESPACE": "ops",
+        "OPERATOR_IDENTITY": "replica-a",
+        "OPERATOR_LEASE_DURATION_S": "6",
+        "OPERATOR_LEASE_RENEW_DEADLINE_S": "4.5",
+        "OPERATOR_LEASE_RETRY_PERIOD_S": "0.5",
+    }
+
+    election = OperatorSettings.from_env(env).election
+
+    assert election == ElectionSettings(False, "ops-lease", "ops", "replica-a", 6, 4.5, 0.5)
+
+
+def test_in_a_pod_the_lease_lives_in_the_pods_namespace(tmp_path: Path) -> None:
+    namespace_file = tmp_path / "namespace"
+    namespace_file.write_text("fraudstream\n")
+
+    assert ElectionSettings.from_env({}, namespace_file).lease_namespace == "fraudstream"
+    assert ElectionSettings.from_env({"OPERATOR_LEASE_NAMESPACE": "ops"}, namespace_file).lease_namespace == "ops"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"OPERATOR_LEASE_RENEW_DEADLINE_S": "15"}, "retry period < renew deadline < lease duration"),
+        ({"OPERATOR_LEASE_RETRY_PERIOD_S": "10"}, "retry period < renew deadline < lease duration"),
+        ({"OPERATOR_LEASE_RETRY_PERIOD_S": "0"}, "retry period < renew deadline < lease duration"),
+        ({"OPERATOR_LEASE_NAME": ""}, "a lease name"),
+        ({"OPERATOR_LEADER_ELECTION": "maybe"}, "OPERATOR_LEADER_ELECTION='maybe'"),
+    ],
+    ids=["deadline-not-below-duration", "retry-not-below-deadline", "no-retry", "no-name", "not-a-flag"],
+)
+def test_unusable_election_settings_are_refused(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        OperatorSettings.from_env(env)
+
+
+@pytest.mark.parametrize(("raw", "enabled"), [("true", True), ("1", True), ("on", True), ("0", False), ("no", False)])
+def test_leader_election_switch(raw: str, enabled: bool) -> None:
+    assert OperatorSettings.from_env({"OPERATOR_LEADER_ELECTION": raw}).election.enabled is enabled
