@@ -77,6 +77,10 @@ def build_session(
         # query running empty batches back to back.
         .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        # Real-time Mode's streaming shuffle holds a partly filled network buffer up to this long before it sends it
+        # (Spark's default: 50 ms). Below a few thousand records a second the buffers never fill, so every hop would
+        # wait out the timer: at 1 000 tx/s and two hops that was most of the alert latency (docs/BENCHMARKS.md).
+        .config("spark.shuffle.streaming.networkBufferMaxWaitTimeMs", "2")
         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2_CONFIG}")
         .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2_CONFIG}")
     )
