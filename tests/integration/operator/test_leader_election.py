@@ -70,7 +70,10 @@ def test_two_replicas_publish_once_and_the_standby_takes_over_when_the_leader_is
     rules.wait_ready("before", generation=1)
     assert (leader.metric(DELIVERED), standby.metric(DELIVERED)) == (1.0, 0.0)
     assert (leader.metric("fraudstream_operator_leader "), standby.metric("fraudstream_operator_leader ")) == (1, 0)
-    assert standby.standby() == {"standby": True, "holder": leader.identity}
+    # A standby reports the holder it saw at its last look at the Lease (every retry period).
+    wait_for(
+        lambda: standby.standby() == {"standby": True, "holder": leader.identity}, 30, "the standby naming the leader"
+    )
     assert len(records_of(kafka_settings, topic, f"{ns}/before")) == 1
 
     killed_at = time.monotonic()
