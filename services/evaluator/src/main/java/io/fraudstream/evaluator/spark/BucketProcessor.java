@@ -55,6 +55,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
   private transient ValueState<byte[]> engineState;
   private transient MapState<String, byte[]> heads;
   private transient MapState<String, byte[]> events;
+  private transient MapState<String, byte[]> buckets;
   private transient MapState<Integer, Long> rulesOffsets;
   private transient MapState<Long, byte[]> held;
   private transient EvaluatorMetrics metrics;
@@ -84,6 +85,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
     engineState = getHandle().getValueState("engine", Encoders.BINARY(), TTLConfig.NONE());
     heads = getHandle().getMapState("heads", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
     events = getHandle().getMapState("events", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
+    buckets = getHandle().getMapState("buckets", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
     rulesOffsets = getHandle().getMapState("rulesOffsets", Encoders.INT(), Encoders.LONG(), TTLConfig.NONE());
     held = getHandle().getMapState("held", Encoders.LONG(), Encoders.BINARY(), TTLConfig.NONE());
     metrics = EvaluatorMetrics.of(instance);
@@ -152,7 +154,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
                     settings.latenessMs(),
                     settings.futureSkewMs(),
                     nowMs));
-    BucketState.Groups groups = state.new Groups(heads, events);
+    BucketState.Groups groups = state.new Groups(heads, events, buckets);
     Engine engine = state.engine();
     boolean reporter = bucket == 0;
     int buckets = settings.buckets();
