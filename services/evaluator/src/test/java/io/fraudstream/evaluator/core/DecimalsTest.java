@@ -20,7 +20,8 @@ class DecimalsTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"", "CRD", "1,5", "0x10", "NaN", "Infinity", "1e", "1e1234567890", " 1", "\u0661", "--1", "."})
+  @ValueSource(
+      strings = {"", "CRD", "1,5", "0x10", "NaN", "Infinity", "1e", "1e1234567890", " 1", "\u0661", "--1", "."})
   void otherTextIsNot(String text) {
     assertNull(Decimals.parseDecimalText(text));
   }

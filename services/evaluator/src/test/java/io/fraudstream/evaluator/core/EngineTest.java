@@ -21,6 +21,10 @@ class EngineTest {
   private final InMemoryGroupStore store = new InMemoryGroupStore();
   private long offset;
 
+  static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
   static byte[] rule(String ruleId, String spec) {
     String json =
         "{\"ruleId\": \"" + ruleId + "\", \"generation\": 1, \"uid\": \"uid-" + ruleId + "\", \"spec\": " + spec + "}";
@@ -150,11 +154,11 @@ class EngineTest {
   void recordsThatAreNotTransactionsAreRejectedWithTheirError() {
     Engine engine = new Engine(60_000, 300_000);
     assertEquals(DeadLetters.Error.UNPARSEABLE, onRecord(engine, new byte[0], T0).rejection().error());
-    assertEquals(DeadLetters.Error.UNPARSEABLE, onRecord(engine, "{".getBytes(StandardCharsets.UTF_8), T0).rejection().error());
-    Outcome array = onRecord(engine, "[1]".getBytes(StandardCharsets.UTF_8), T0);
-    assertEquals(new DeadLetters.Rejection(DeadLetters.Error.INVALID, "not a JSON object but an array"), array.rejection());
+    assertEquals(DeadLetters.Error.UNPARSEABLE, onRecord(engine, bytes("{"), T0).rejection().error());
+    Outcome array = onRecord(engine, bytes("[1]"), T0);
     assertEquals(
-        "missing eventTime", onRecord(engine, "{}".getBytes(StandardCharsets.UTF_8), T0).rejection().detail());
+        new DeadLetters.Rejection(DeadLetters.Error.INVALID, "not a JSON object but an array"), array.rejection());
+    assertEquals("missing eventTime", onRecord(engine, bytes("{}"), T0).rejection().detail());
   }
 
   @Test
@@ -169,7 +173,7 @@ class EngineTest {
     RejectedRuleMessageException garbage =
         assertThrows(
             RejectedRuleMessageException.class,
-            () -> engine.onRule("ns/count", "not json".getBytes(StandardCharsets.UTF_8), T0 + 2));
+            () -> engine.onRule("ns/count", bytes("not json"), T0 + 2));
     assertEquals(RejectedRuleMessageException.Reason.UNPARSEABLE, garbage.reason());
     assertEquals(1, engine.activeRuleCount());
     assertEquals(List.of("ns/count"), alertedRules(onRecord(engine, tx("t1", T0, ""), T0 + 3)));
@@ -190,6 +194,6 @@ class EngineTest {
     assertEquals(5_000, reconfigured.latenessMs());
     assertEquals(1_000, reconfigured.futureSkewMs());
     assertEquals(List.of("ns/count"), alertedRules(onRecord(restored, tx("t2", T0 + 1, ""), T0 + 2)));
-    assertThrows(CorruptStateException.class, () -> Engine.fromBytes("{\"format\": 99}".getBytes(StandardCharsets.UTF_8)));
+    assertThrows(CorruptStateException.class, () -> Engine.fromBytes(bytes("{\"format\": 99}")));
   }
 }

@@ -108,7 +108,8 @@ class JsonTest {
   @Test
   void invalidUtf8IsRefusedWithItsPosition() {
     byte[] data = {'"', 'a', (byte) 0xff, '"'};
-    assertEquals("not valid UTF-8 at byte 2", assertThrows(JsonValueException.class, () -> Json.parse(data)).getMessage());
+    JsonValueException refused = assertThrows(JsonValueException.class, () -> Json.parse(data));
+    assertEquals("not valid UTF-8 at byte 2", refused.getMessage());
   }
 
   @Test

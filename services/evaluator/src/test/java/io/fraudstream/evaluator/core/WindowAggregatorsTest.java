@@ -65,8 +65,8 @@ class WindowAggregatorsTest {
         }
         total = total.add(event.value());
         count++;
-        if (extreme == null
-            || (kind == WindowSpec.Kind.MIN ? event.value().compareTo(extreme) < 0 : event.value().compareTo(extreme) > 0)) {
+        int order = extreme == null ? 0 : event.value().compareTo(extreme);
+        if (extreme == null || (kind == WindowSpec.Kind.MIN ? order < 0 : order > 0)) {
           extreme = event.value();
         }
       }
