@@ -61,12 +61,43 @@ class EventCodecTest {
   @Test
   void aHeadRoundTrips() {
     StoredEvent stored = event(List.of("x"));
-    GroupWindow window = GroupWindow.restore(List.of("f\u00e9"), List.of(stored), 1_700_000_000_000L, null, 8, 5L);
+    WindowSpec.Key key = new WindowSpec.Key("u\u00e9", 3, -7, null, 3_600_000L);
+    Bucket bucket = new Bucket(new BigDecimal("-1.50"), 2, new BigDecimal("-2"), BigDecimal.ONE);
+    GroupWindow window =
+        GroupWindow.restore(
+            List.of("f\u00e9"),
+            List.of(stored),
+            1_700_000_000_000L,
+            null,
+            8,
+            5L,
+            Map.of(key, Map.of(-4L, bucket, 472_222L, bucket)));
     EventCodec.Head head = EventCodec.decodeHead(EventCodec.encodeHead(window));
-    assertEquals(new EventCodec.Head(List.of("f\u00e9"), 1_700_000_000_000L, null, 8, 7, 5L), head);
+    List<GroupWindow.BucketRange> ranges = List.of(new GroupWindow.BucketRange(key, -4L, 472_222L));
+    assertEquals(new EventCodec.Head(List.of("f\u00e9"), 1_700_000_000_000L, null, 8, 7, 5L, ranges), head);
     GroupWindow empty = new GroupWindow(List.of());
     assertEquals(
-        new EventCodec.Head(List.of(), null, null, 0, 0, null), EventCodec.decodeHead(EventCodec.encodeHead(empty)));
+        new EventCodec.Head(List.of(), null, null, 0, 0, null, List.of()),
+        EventCodec.decodeHead(EventCodec.encodeHead(empty)));
+  }
+
+  @Test
+  void aBucketRoundTripsWithItsScales() {
+    Bucket bucket = new Bucket(new BigDecimal("1E+3"), Long.MAX_VALUE, new BigDecimal("-0.000"), new BigDecimal("7.10"));
+    assertEquals(bucket, EventCodec.decodeBucket(EventCodec.encodeBucket(bucket)));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "00", "04", "02", "020e02", "0201000201000201"})
+  void malformedBucketsAreCorruptState(String hex) {
+    byte[] data = hexBytes(hex);
+    assertThrows(CorruptStateException.class, () -> EventCodec.decodeBucket(data));
+  }
+
+  @Test
+  void anEmptyBucketIsCorruptState() {
+    byte[] empty = EventCodec.encodeBucket(new Bucket(BigDecimal.ZERO, 0, BigDecimal.ONE, BigDecimal.ONE));
+    assertThrows(CorruptStateException.class, () -> EventCodec.decodeBucket(empty));
   }
 
   /** The bytes of a head of the previous format (1), which had no maxIngestTsMs: written out field by field. */
@@ -90,20 +121,23 @@ class EventCodecTest {
   @Test
   void aHeadOfThePreviousFormatReadsWithoutAnIngestionMaximum() {
     assertEquals(
-        new EventCodec.Head(List.of("payerId"), 100L, null, 5, 3, null), EventCodec.decodeHead(previousFormatHead()));
+        new EventCodec.Head(List.of("payerId"), 100L, null, 5, 3, null, List.of()),
+        EventCodec.decodeHead(previousFormatHead()));
   }
 
   @Test
   void theCurrentFormatIsWhatTheEncoderWrites() {
-    GroupWindow window = GroupWindow.restore(List.of("payerId"), List.of(), 100L, null, 5, null);
+    GroupWindow window = GroupWindow.restore(List.of("payerId"), List.of(), 100L, null, 5, null, Map.of());
     byte[] current = EventCodec.encodeHead(window);
     byte[] previous = previousFormatHead();
-    assertEquals(4, current[0], "format 2");
-    // The same fields (minLiveId is the next id when nothing is live), then an absent maxIngestTsMs.
+    assertEquals(6, current[0], "format 3");
+    // The same fields (minLiveId is the next id when nothing is live), then an absent maxIngestTsMs, no buckets.
     assertArrayEquals(
         Arrays.copyOfRange(previous, 1, previous.length - 1), Arrays.copyOfRange(current, 1, previous.length - 1));
     assertEquals(10, current[previous.length - 1], "minLiveId = nextEventId = 5");
     assertEquals(0, current[previous.length]);
+    assertEquals(0, current[previous.length + 1]);
+    assertEquals(previous.length + 2, current.length);
   }
 
   @ParameterizedTest

@@ -89,7 +89,7 @@ class GroupWindowTest {
             new StoredEvent(2, 100, 10, 0, 2, 1, List.of("y")),
             new StoredEvent(4, 300, 20, 0, 4, 1, List.of("z")),
             new StoredEvent(3, 200, 25, 0, 3, 1, List.of("w")));
-    GroupWindow window = GroupWindow.restore(FIELDS, stored, 300L, 150L, 6, 30L);
+    GroupWindow window = GroupWindow.restore(FIELDS, stored, 300L, 150L, 6, 30L, Map.of());
     assertEquals(List.of(3L, 4L, 5L), ids(window.events()));
     assertEquals(300L, window.maxEventTimeMs());
     assertEquals(150L, window.floorMs());
@@ -105,7 +105,7 @@ class GroupWindowTest {
   @Test
   void indicesSurviveCompactionOfManyEvictedEvents() {
     GroupWindow window = new GroupWindow(FIELDS);
-    WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS);
+    WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
     ValueOf amount = event -> event.amounts().get(0);
     window.prepare(FIELDS, Map.of("sum", new WindowSpec(key, WindowSpec.Kind.SUM_COUNT, 1_000, 0, amount)));
     for (long t = 0; t < 2_000; t++) {

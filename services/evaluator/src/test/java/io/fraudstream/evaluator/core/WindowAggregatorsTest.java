@@ -77,7 +77,7 @@ class WindowAggregatorsTest {
   }
 
   private static Map<String, WindowSpec> specs(WindowSpec.Kind kind) {
-    WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS);
+    WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
     return Map.of("rule", new WindowSpec(key, kind, WINDOW_MS, LATENESS_MS, AMOUNT));
   }
 
@@ -182,7 +182,7 @@ class WindowAggregatorsTest {
     GroupWindow window = live.window;
     GroupWindow restored =
         GroupWindow.restore(
-            FIELDS, window.events(), window.maxEventTimeMs(), window.floorMs(), window.nextEventId(), 0L);
+            FIELDS, window.events(), window.maxEventTimeMs(), window.floorMs(), window.nextEventId(), 0L, Map.of());
     restored.prepare(FIELDS, specs(kind));
     restored.insert(11_000, 99, 0, 99, 1, Arrays.asList((Object) amount(3)));
     WindowAggregate expected = live.insert(11_000, amount(3));

@@ -31,7 +31,7 @@ class BucketProcessorTest {
   private static final String P1 = "p1"; // bucket 1 of 2
   private static final String P3 = "p3"; // bucket 0 of 2
   private static final List<String> VALUE_STATES = List.of("generation", "engine");
-  private static final List<String> MAP_STATES = List.of("heads", "events", "rulesOffsets", "held");
+  private static final List<String> MAP_STATES = List.of("heads", "events", "buckets", "rulesOffsets", "held");
 
   private final String instance = "bucket-processor-test-" + UUID.randomUUID();
   private final SettableClock clock = new SettableClock(NOW);

@@ -26,7 +26,8 @@ final class BucketStateProbe extends StatefulProcessor<Integer, Row, Row> {
       ValueState<Long> generation,
       ValueState<byte[]> engine,
       MapState<String, byte[]> heads,
-      MapState<String, byte[]> events) {}
+      MapState<String, byte[]> events,
+      MapState<String, byte[]> buckets) {}
 
   private transient Handles handles;
   private transient Consumer<Handles> step;
@@ -38,7 +39,8 @@ final class BucketStateProbe extends StatefulProcessor<Integer, Row, Row> {
             getHandle().getValueState("generation", Encoders.LONG(), TTLConfig.NONE()),
             getHandle().getValueState("engine", Encoders.BINARY(), TTLConfig.NONE()),
             getHandle().getMapState("heads", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE()),
-            getHandle().getMapState("events", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE()));
+            getHandle().getMapState("events", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE()),
+            getHandle().getMapState("buckets", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE()));
   }
 
   @Override

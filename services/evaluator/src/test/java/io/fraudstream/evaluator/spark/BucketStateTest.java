@@ -60,7 +60,7 @@ class BucketStateTest {
         tester,
         0,
         h -> {
-          BucketState.Groups groups = state.new Groups(h.heads(), h.events());
+          BucketState.Groups groups = state.new Groups(h.heads(), h.events(), h.buckets());
           for (long eventTimeMs : eventTimesMs) {
             byte[] tx = bytes(Records.transaction("t" + eventTimeMs, payerId, eventTimeMs));
             Outcome outcome =
@@ -73,7 +73,7 @@ class BucketStateTest {
 
   private GroupWindow read(BucketState state, String groupKey) {
     AtomicReference<GroupWindow> window = new AtomicReference<>();
-    probe.run(tester, 0, h -> window.set(state.new Groups(h.heads(), h.events()).get(groupKey)));
+    probe.run(tester, 0, h -> window.set(state.new Groups(h.heads(), h.events(), h.buckets()).get(groupKey)));
     return window.get();
   }
 
@@ -153,12 +153,37 @@ class BucketStateTest {
   }
 
   @Test
+  void aBucketedRuleKeepsOneRowPerBucketAndTheyAreReadBackAfterAReload() throws RejectedRuleMessageException {
+    BucketState state = claim();
+    String rule = Records.countRule("ns/hourly", 1440, 3).replace("\"windowMinutes\": 1440", "\"windowMinutes\": 1440, \"windowPrecisionSeconds\": 3600");
+    state.engine().onRule("ns/hourly", bytes(rule), T0);
+    evaluate(state, "p1", T0, T0 + 1, T0 + 3_600_000);
+    assertEquals(new TreeSet<>(List.of(row(GROUP, 2))), eventRows(), "events only back to the lateness");
+    assertEquals(2, tester.<String, byte[]>map("buckets", 0).size(), "two hourly buckets");
+    tester.setValue("engine", 0, state.engine().toBytes()); // what the processor persists after a rule
+    tester.setValue("generation", 0, 100L);
+    BucketState reloaded = claim();
+    assertEquals(2, read(reloaded, GROUP).bucketCount());
+    List<Outcome> outcomes = new ArrayList<>();
+    probe.run(
+        tester,
+        0,
+        h -> {
+          BucketState.Groups groups = reloaded.new Groups(h.heads(), h.events(), h.buckets());
+          byte[] tx = bytes(Records.transaction("t4", "p1", T0 + 3_600_001));
+          outcomes.add(reloaded.engine().onRecord(tx, T0 + 3_600_001, 0, 4, groups, 0, key -> true));
+          groups.flush();
+        });
+    assertEquals(1, outcomes.get(0).alerts().size(), "four in the day's buckets, at least three: one alert");
+  }
+
+  @Test
   void aDeletedGroupLeavesNoRow() {
     BucketState state = claim();
     addCountRule(state.engine(), 10);
     evaluate(state, "p1", T0, T0 + 1);
     evaluate(state, "p2", T0 + 2);
-    probe.run(tester, 0, h -> state.new Groups(h.heads(), h.events()).delete(GROUP));
+    probe.run(tester, 0, h -> state.new Groups(h.heads(), h.events(), h.buckets()).delete(GROUP));
     assertEquals(List.of(OTHER_GROUP), new ArrayList<>(heads().keySet()));
     assertEquals(new TreeSet<>(List.of(row(OTHER_GROUP, 0))), eventRows());
     assertNull(read(state, GROUP), "nor a cached window");
@@ -175,7 +200,7 @@ class BucketStateTest {
     }
     evaluate(state, "p2", later);
     AtomicReference<Integer> swept = new AtomicReference<>();
-    probe.run(tester, 0, h -> swept.set(state.new Groups(h.heads(), h.events()).sweep()));
+    probe.run(tester, 0, h -> swept.set(state.new Groups(h.heads(), h.events(), h.buckets()).sweep()));
     assertEquals(1, swept.get());
     assertEquals(List.of(OTHER_GROUP), new ArrayList<>(heads().keySet()));
     assertEquals(15, eventRows().size());
