@@ -4,7 +4,7 @@ For each aggregator and window size it feeds a single key events in event-time o
 rule's window (5 minutes) holds that many events, first filling the window and the lateness span,
 then timing batches. It reports the median CPU nanoseconds per event over the batches (CPU time, so other load on the
 machine does not blur the figures), for the whole
-`Detector.on_transaction` (transactions pre-parsed) and for the group window alone (insert + query).
+`Engine.on_transaction` (transactions pre-parsed) and for the group window alone (insert + query).
 The figures should stay roughly flat across sizes: the aggregates are incremental.
 
 Usage: .venv/bin/python bench/window_cost.py [--batches 5] [--batch-events 5000]
@@ -19,7 +19,7 @@ import time
 from decimal import Decimal
 
 from fraudstream_rules.aggregates import AggregatorKind, StoredEvent, WindowSpec
-from fraudstream_rules.engine import DEFAULT_LATENESS_MS, Detector, InMemoryGroupStore
+from fraudstream_rules.engine import DEFAULT_LATENESS_MS, Engine, InMemoryGroupStore
 from fraudstream_rules.model import AggregatorFunction, Rule, parse_spec
 from fraudstream_rules.transactions import Transaction
 from fraudstream_rules.windows import GroupWindow
@@ -38,7 +38,7 @@ def amounts(count: int, seed: int) -> list[Decimal]:
 
 def detector_ns_per_event(function: AggregatorFunction, size: int, batches: int, batch_events: int) -> float:
     spacing_ms = WINDOW_MS // size
-    detector = Detector()
+    detector = Engine()
     spec = parse_spec(
         {
             "groupingKeyNames": ["payerId"],
@@ -118,7 +118,7 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for function in AGGREGATORS:
-        for label, measure in (("Detector", detector_ns_per_event), ("GroupWindow only", window_ns_per_event)):
+        for label, measure in (("Engine", detector_ns_per_event), ("GroupWindow only", window_ns_per_event)):
             cells = "".join(f"{measure(function, size, args.batches, args.batch_events):>16,.0f}" for size in SIZES)
             print(f"{function.value:<10} {label:<20}{cells}", flush=True)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from fraudstream_rules.dead_letters import DeadLetterError, bounded
-from fraudstream_rules.engine import Detector, GroupStore
+from fraudstream_rules.engine import Engine, GroupStore
 from fraudstream_rules.exceptions import RejectedRuleMessageError
 from fraudstream_rules.model import parse_rule_message
 
@@ -96,7 +96,7 @@ def _about(kind: OutputKind, record: InputRecord, error: str | None = None, deta
 
 
 def process_records(
-    detector: Detector,
+    detector: Engine,
     records: Iterable[InputRecord],
     store: GroupStore,
     bucket: int,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql.streaming.stateful_processor import MapState, ValueState
 
-from fraudstream_rules.engine import Detector, GroupWindow
+from fraudstream_rules.engine import Engine, GroupWindow
 from fraudstream_rules.persistence import GroupHead, plan_flush, restore
 
 MAX_CACHED_GROUPS = 200_000
@@ -30,7 +30,7 @@ class BucketCache:
     """`generation` is the store generation this cache equals, or IN_FLIGHT while a batch is changing it."""
 
     generation: int
-    detector: Detector
+    detector: Engine
     windows: OrderedDict[str, tuple[GroupWindow, GroupHead | None]] = field(default_factory=OrderedDict)
     base_generation: int = 0
 
@@ -46,9 +46,9 @@ def load_detector(bucket: int, state: ValueState, lateness_ms: int, future_skew_
     cached = _CACHE.get(bucket)
     if cached is None or cached.generation != generation:
         if stored:
-            detector = Detector.from_bytes(stored[0], lateness_ms=lateness_ms, future_skew_ms=future_skew_ms)
+            detector = Engine.from_bytes(stored[0], lateness_ms=lateness_ms, future_skew_ms=future_skew_ms)
         else:
-            detector = Detector(lateness_ms=lateness_ms, future_skew_ms=future_skew_ms)
+            detector = Engine(lateness_ms=lateness_ms, future_skew_ms=future_skew_ms)
         cached = _CACHE[bucket] = BucketCache(generation, detector)
     # Until save_detector, this cache may hold changes the store will never see (a batch can fail midway).
     cached.base_generation, cached.generation = generation, IN_FLIGHT

@@ -2,6 +2,6 @@
 
 Modules: `model` (FraudRule specs, filters, Rule JSON), `transactions` (transaction records),
 `alerts` (Alert JSON, alert ids), `aggregates` (incremental sliding-window aggregates),
-`windows` (one group's stored events), `engine` (the Detector and its semantics),
+`windows` (one group's stored events), `engine` (the Engine and its semantics),
 `decimals` and `json_values` (exact numbers end to end), `exceptions`.
 """

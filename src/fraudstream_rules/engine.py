@@ -1,6 +1,6 @@
 """The functional core of the detector: rule set + per-group window state -> alerts. No I/O.
 
-The shell feeds records in processing order to `Detector.on_rule` and `Detector.on_record` (or, with a parsed
+The shell feeds records in processing order to `Engine.on_rule` and `Engine.on_record` (or, with a parsed
 transaction, `on_transaction`), and keeps the state: the detector's own (`to_bytes`, the rule set and the sweep
 clock) and one `GroupWindow` per group through a `GroupStore`.
 
@@ -52,7 +52,7 @@ Semantics (CONTRACT section 6 with the project's decisions):
    outlier cannot make idle groups look expired; a group idle past its horizon on that clock holds nothing a
    transaction near the clock could see (`group_expired`).
 
-The shell must persist `Detector.to_bytes()` next to the group state rather than rebuild the rule
+The shell must persist `Engine.to_bytes()` next to the group state rather than rebuild the rule
 set from the compacted rules topic: window starts and rule sequence numbers are history the
 topic no longer holds.
 """
@@ -88,16 +88,16 @@ from .windows import GroupWindow
 __all__ = [
     "DEFAULT_FUTURE_SKEW_MS",
     "DEFAULT_LATENESS_MS",
-    "Detector",
+    "Engine",
     "GroupStore",
     "GroupWindow",
     "InMemoryGroupStore",
     "KeyGroup",
     "LateGroup",
+    "Outcome",
     "RuleVersion",
     "SkippedRule",
     "SweepClock",
-    "TransactionOutcome",
     "group_key",
 ]
 
@@ -240,7 +240,7 @@ class SkippedRule:
 
 
 @dataclass(frozen=True)
-class TransactionOutcome:
+class Outcome:
     """What one transaction did (module docstring, points 3, 5, 7 and 11).
 
     `rejection` is set for a transaction that was not evaluated at all; then everything else is empty. Otherwise
@@ -325,7 +325,7 @@ class _KeyGroupPlan:
     specs: Mapping[str, WindowSpec]
 
 
-class Detector:
+class Engine:
     """The rule set and the evaluation of transactions against it (module docstring: semantics)."""
 
     def __init__(self, lateness_ms: int = DEFAULT_LATENESS_MS, future_skew_ms: int = DEFAULT_FUTURE_SKEW_MS) -> None:
@@ -446,13 +446,13 @@ class Detector:
         store: GroupStore,
         detected_at_ms: int,
         owns: Callable[[str], bool] = _owns_every_group,
-    ) -> TransactionOutcome:
+    ) -> Outcome:
         """Parse one transactions-topic record and evaluate it (`on_transaction`); a record that does not parse is
         rejected. Never raises for any record value."""
         try:
             tx = parse_transaction(value, ingest_ts_ms, partition, offset)
         except InvalidTransactionError as exc:
-            return TransactionOutcome(rejection=Rejection(DeadLetterError(exc.error), exc.detail))
+            return Outcome(rejection=Rejection(DeadLetterError(exc.error), exc.detail))
         return self.on_transaction(tx, store, detected_at_ms, owns)
 
     def _window_spec(self, version: RuleVersion, field_names: tuple[str, ...]) -> WindowSpec:
@@ -474,7 +474,7 @@ class Detector:
         store: GroupStore,
         detected_at_ms: int,
         owns: Callable[[str], bool] = _owns_every_group,
-    ) -> TransactionOutcome:
+    ) -> Outcome:
         """Evaluate one transaction against the rules, updating the groups `owns` accepts."""
         ahead_ms = tx.event_time_ms - tx.ingest_ts_ms
         if ahead_ms > self._future_skew_ms:
@@ -482,7 +482,7 @@ class Detector:
                 f"eventTime {tx.event_time_ms} is {ahead_ms} ms ahead of its Kafka timestamp {tx.ingest_ts_ms} "
                 f"(allowed future skew {self._future_skew_ms} ms)"
             )
-            return TransactionOutcome(rejection=Rejection.of(DeadLetterError.FUTURE, detail))
+            return Outcome(rejection=Rejection.of(DeadLetterError.FUTURE, detail))
         self._clock.observe(tx.event_time_ms)
         fields = tx.fields
         alerts: list[Alert] = []
@@ -532,7 +532,7 @@ class Detector:
             window.set_floor(max_ms - plan.widest_exact_window_ms - self._lateness_ms)
             store.put(key, window)
         alerts.sort(key=lambda alert: alert.rule_id)
-        return TransactionOutcome(tuple(alerts), tuple(late), tuple(skipped), tuple(applied), out_of_order)
+        return Outcome(tuple(alerts), tuple(late), tuple(skipped), tuple(applied), out_of_order)
 
     def _evaluate(
         self,
@@ -595,7 +595,7 @@ class Detector:
         return json.dumps(state, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
     @classmethod
-    def from_bytes(cls, data: bytes, *, lateness_ms: int | None = None, future_skew_ms: int | None = None) -> Detector:
+    def from_bytes(cls, data: bytes, *, lateness_ms: int | None = None, future_skew_ms: int | None = None) -> Engine:
         """The detector `to_bytes` described; `lateness_ms` and `future_skew_ms`, when given, replace the stored
         ones (configuration may change across restarts). CorruptStateError if the bytes are not such state."""
         try:

@@ -3,7 +3,7 @@ section 6).
 
 No incremental structure: every window is recomputed from the group's full stored history, every aggregate with
 Fractions, the horizon and the floor by scanning; a bucketed rule's window from the member events its buckets would
-hold. Slow and obviously right; the property tests hold the Detector and its JVM twin to it.
+hold. Slow and obviously right; the property tests hold the Engine and its JVM twin to it.
 """
 
 from __future__ import annotations

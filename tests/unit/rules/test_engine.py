@@ -1,4 +1,4 @@
-"""The Detector's semantics, case by case (the property tests cover the combinations)."""
+"""The Engine's semantics, case by case (the property tests cover the combinations)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import pytest
 from fraudstream_rules.alerts import alert_id
 from fraudstream_rules.dead_letters import MAX_DETAIL_BYTES
 from fraudstream_rules.engine import (
-    Detector,
+    Engine,
     GroupWindow,
     InMemoryGroupStore,
+    Outcome,
     SkippedRule,
     SweepClock,
-    TransactionOutcome,
     group_key,
 )
 from fraudstream_rules.exceptions import CorruptStateError, RejectedRuleMessageError
@@ -75,7 +75,7 @@ class Harness:
     """A detector, an in-memory store, and a Kafka-like clock for records (CreateTime, ever increasing)."""
 
     def __init__(self, lateness_ms: int = MINUTE) -> None:
-        self.detector = Detector(lateness_ms=lateness_ms)
+        self.detector = Engine(lateness_ms=lateness_ms)
         self.store = InMemoryGroupStore()
         self.offset = 0
         self.clock_ms = T0
@@ -84,7 +84,7 @@ class Harness:
         self.clock_ms += 10
         self.detector.on_rule(rule_id, rule, self.clock_ms)
 
-    def tx(self, event_time_ms: int, ingest_ts_ms: int | None = None, **fields: object) -> TransactionOutcome:
+    def tx(self, event_time_ms: int, ingest_ts_ms: int | None = None, **fields: object) -> Outcome:
         """A transaction; unless told otherwise, ingested 10 ms after the previous record and not before its event."""
         self.clock_ms = max(self.clock_ms + 10, event_time_ms)
         self.offset += 1
@@ -94,7 +94,7 @@ class Harness:
         tx = parse_transaction(value, ingest_ts_ms=ingest, partition=0, offset=self.offset)
         return self.detector.on_transaction(tx, self.store, detected_at_ms=ingest + 5)
 
-    def values(self, outcome: TransactionOutcome) -> list[tuple[str, str]]:
+    def values(self, outcome: Outcome) -> list[tuple[str, str]]:
         return [(alert.rule_id, str(alert.aggregate_value)) for alert in outcome.alerts]
 
 
@@ -222,7 +222,7 @@ def test_future_transactions_are_rejected_and_move_no_clock(
 
 def test_future_skew_is_configurable() -> None:
     h = Harness()
-    h.detector = Detector(future_skew_ms=0)
+    h.detector = Engine(future_skew_ms=0)
     h.rule(make_rule())
     assert h.tx(T0 + 1, ingest_ts_ms=T0).rejection is not None
     assert h.tx(T0, ingest_ts_ms=T0).rejection is None
@@ -265,7 +265,7 @@ def test_tombstone_removes_the_rule_and_its_groups_when_touched() -> None:
     h.rule(None)
     assert h.detector.active_rule_count == 0
     assert PAYER_P1 in h.store.windows
-    assert h.tx(T0 + 1) == TransactionOutcome()
+    assert h.tx(T0 + 1) == Outcome()
     assert h.store.windows == {}
 
 
@@ -399,7 +399,7 @@ def test_owns_limits_the_groups_touched() -> None:
 
 def test_rule_key_must_match_rule_id() -> None:
     with pytest.raises(RejectedRuleMessageError, match='rule message key "ns/x" does not match its ruleId "ns/r"') as e:
-        Detector().on_rule("ns/x", make_rule(), T0)
+        Engine().on_rule("ns/x", make_rule(), T0)
     assert e.value.reason == "key-mismatch"
 
 
@@ -414,7 +414,7 @@ def test_detector_state_survives_bytes() -> None:
         "ns/a", generation=2, aggregatorFunctionType="COUNT", limitOperatorType="GREATER", limit="1", state="PAUSE"
     )
     h.rule(paused, rule_id="ns/a")
-    copy = Detector.from_bytes(h.detector.to_bytes())
+    copy = Engine.from_bytes(h.detector.to_bytes())
     assert copy.to_bytes() == h.detector.to_bytes()
     assert copy.rules == h.detector.rules
     assert (copy.lateness_ms, copy.active_rule_count, copy.key_groups) == (MINUTE, 0, (("payerId",),))
@@ -444,23 +444,23 @@ def test_detector_state_survives_bytes() -> None:
 )
 def test_corrupt_detector_state(data: bytes) -> None:
     with pytest.raises(CorruptStateError):
-        Detector.from_bytes(data)
+        Engine.from_bytes(data)
 
 
 def test_negative_lateness_and_skew_are_refused() -> None:
     with pytest.raises(ValueError, match="lateness_ms must be >= 0"):
-        Detector(lateness_ms=-1)
+        Engine(lateness_ms=-1)
     with pytest.raises(ValueError, match="future_skew_ms must be >= 0"):
-        Detector(future_skew_ms=-1)
+        Engine(future_skew_ms=-1)
 
 
 def test_reads_the_previous_state_format_and_configuration_overrides_it() -> None:
     old = b'{"clockMs":70000,"format":1,"keyGroups":[["payerId"]],"latenessMs":1000,"ruleSeq":3,"rules":[]}'
-    detector = Detector.from_bytes(old)
+    detector = Engine.from_bytes(old)
     assert (detector.lateness_ms, detector.future_skew_ms, detector.clock_ms) == (1000, 300_000, 70_000)
-    detector = Detector.from_bytes(old, lateness_ms=5, future_skew_ms=7)
+    detector = Engine.from_bytes(old, lateness_ms=5, future_skew_ms=7)
     assert (detector.lateness_ms, detector.future_skew_ms) == (5, 7)
-    assert Detector.from_bytes(detector.to_bytes()).future_skew_ms == 7
+    assert Engine.from_bytes(detector.to_bytes()).future_skew_ms == 7
 
 
 def _count_rule(window_minutes: int = 1) -> Rule:
@@ -481,7 +481,7 @@ def test_idle_groups_expire_after_their_horizon_on_the_sweep_clock() -> None:
         h.tx(71_001, ingest_ts_ms=71_001 + offset, payerId="busy")
     assert h.detector.group_expired(idle_key, 10_000)  # 10 000 < 71 001 - 61 000
     assert not h.detector.group_expired(busy_key, 71_001)
-    restored = Detector.from_bytes(h.detector.to_bytes())
+    restored = Engine.from_bytes(h.detector.to_bytes())
     assert restored.clock_ms == 71_001 and restored.group_expired(idle_key, 10_000)
     h.rule(None)
     assert h.detector.group_expired(busy_key, 71_001), "no rule left for the key group"

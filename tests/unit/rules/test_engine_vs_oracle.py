@@ -1,4 +1,4 @@
-"""Property tests: the incremental Detector, and its JVM port, agree exactly with the brute-force oracle."""
+"""Property tests: the incremental Engine, and its JVM port, agree exactly with the brute-force oracle."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fraudstream_rules import engine as core
 from fraudstream_rules.decimals import canonical_decimal
-from fraudstream_rules.engine import Detector, GroupStore, GroupWindow, InMemoryGroupStore, TransactionOutcome
+from fraudstream_rules.engine import Engine, GroupStore, GroupWindow, InMemoryGroupStore
 from fraudstream_rules.model import Rule, parse_rule_message, parse_spec
 from fraudstream_rules.transactions import Transaction, parse_transaction
 
@@ -187,8 +188,8 @@ class BytesGroupStore:
         self.blobs.pop(group_key, None)
 
 
-def outcome_of(outcome: TransactionOutcome) -> Outcome:
-    """The oracle's view of a Detector outcome."""
+def outcome_of(outcome: core.Outcome) -> Outcome:
+    """The oracle's view of a Engine outcome."""
     alerts = frozenset(
         (alert.rule_id, alert.transaction_id, canonical_decimal(alert.aggregate_value)) for alert in outcome.alerts
     )
@@ -208,7 +209,7 @@ def run_detector(
     owns: Callable[[str], bool] = lambda _: True,
     reload_detector: bool = False,
 ) -> list[Outcome]:
-    detector = Detector(lateness_ms=scenario.lateness_ms, future_skew_ms=scenario.future_skew_ms)
+    detector = Engine(lateness_ms=scenario.lateness_ms, future_skew_ms=scenario.future_skew_ms)
     outcomes = []
     for record in scenario.records:
         if isinstance(record, RuleRecord):
@@ -218,7 +219,7 @@ def run_detector(
             assert isinstance(record, Transaction)
             outcomes.append(outcome_of(detector.on_transaction(record, store, detected_at_ms=0, owns=owns)))
         if reload_detector:
-            detector = Detector.from_bytes(detector.to_bytes())
+            detector = Engine.from_bytes(detector.to_bytes())
     return outcomes
 
 
@@ -289,7 +290,7 @@ def jvm_runner(jvm: JvmEngine) -> Runner:
 
 @pytest.fixture(scope="module", params=["python", "jvm"])
 def engine(request: pytest.FixtureRequest) -> Runner:
-    """The engine under test: the Python Detector, or the JVM port through its harness."""
+    """The engine under test: the Python Engine, or the JVM port through its harness."""
     if request.param == "python":
         return python_runner
     return jvm_runner(request.getfixturevalue("jvm_engine"))
@@ -331,8 +332,8 @@ def test_two_shards_together_match_oracle(engine: Runner, scenario: Scenario) ->
     assert_same(merged, expected, scenario)
 
 
-def python_jvm_outcome(outcome: TransactionOutcome) -> JvmOutcome:
-    """A Python Detector outcome in the harness's terms (alert JSON parsed back, exact numbers)."""
+def python_jvm_outcome(outcome: core.Outcome) -> JvmOutcome:
+    """A Python Engine outcome in the harness's terms (alert JSON parsed back, exact numbers)."""
     return JvmOutcome(
         alerts=tuple(json.loads(alert.to_message_value(), parse_float=Decimal) for alert in outcome.alerts),
         late=tuple((late.group_key, late.detail()) for late in outcome.late),
@@ -347,7 +348,7 @@ def python_jvm_outcome(outcome: TransactionOutcome) -> JvmOutcome:
 @given(scenarios())
 def test_jvm_outcomes_match_python_in_every_field(jvm_engine: JvmEngine, scenario: Scenario) -> None:
     """Alert JSON, late groups with their DLQ details, skips, applied rules, order and rejections: all equal."""
-    detector = Detector(lateness_ms=scenario.lateness_ms, future_skew_ms=scenario.future_skew_ms)
+    detector = Engine(lateness_ms=scenario.lateness_ms, future_skew_ms=scenario.future_skew_ms)
     store = InMemoryGroupStore()
     expected: list[JvmOutcome] = []
     for record in scenario.records:
@@ -360,7 +361,7 @@ def test_jvm_outcomes_match_python_in_every_field(jvm_engine: JvmEngine, scenari
     assert actual == expected
 
 
-# ---- edge cases of the JVM port, each compared with the Python Detector ----------------------------------------
+# ---- edge cases of the JVM port, each compared with the Python Engine ----------------------------------------
 
 RULE_TS = T0_MS
 SUM_RULE = Rule(
@@ -381,8 +382,8 @@ SUM_RULE = Rule(
 
 
 def python_outcomes(rules: Sequence[Rule], transactions: Sequence[bytes | str], lateness_ms: int) -> list[JvmOutcome]:
-    """What the Python Detector does with `transactions` (raw values, ingested after `rules`), as JvmOutcomes."""
-    detector = Detector(lateness_ms=lateness_ms)
+    """What the Python Engine does with `transactions` (raw values, ingested after `rules`), as JvmOutcomes."""
+    detector = Engine(lateness_ms=lateness_ms)
     for rule in rules:
         detector.on_rule(rule.rule_id, rule, RULE_TS)
     store = InMemoryGroupStore()

@@ -1,4 +1,4 @@
-"""Fuzzing both cores' parse-and-evaluate paths (`Detector.on_record`, `Engine.onRecord`) with hostile records.
+"""Fuzzing both cores' parse-and-evaluate paths (`Engine.on_record`, `Engine.onRecord`) with hostile records.
 
 Whatever the record (arbitrary bytes, invalid UTF-8, JSON that is not an object, nesting up to and beyond the limit,
 strings of megabytes, numbers of thousands of digits, lone surrogates), no exception escapes either core and both
