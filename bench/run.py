@@ -4,6 +4,9 @@ Starts Kafka, the control plane, the operator and the detector on free ports, ap
 runs the generator at the given rate for warm-up + duration, and measures every alert with an independent
 consumer of the alerts topic: latency = time the consumer receives the alert - the transaction's Kafka
 timestamp. Writes bench/results/latest.json, a plot next to it, and a row in docs/BENCHMARKS.md.
+
+`--profile flink-demo` runs the Flink fraud-detection demo's six rules on its transaction shape instead of the default
+rules and workload; `--window-precision-seconds S` buckets every rule of a day or more (bench/rules.py).
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
 from bench.latency import histogram_quantile, parse_histogram, percentile
-from bench.rules import write_manifests
+from bench.rules import benchmark_manifests, write_manifests
+from fraudstream_generator.workload import Profile
 from fraudstream_localstack.components import detector
 from fraudstream_localstack.kafka import KafkaPorts
 from fraudstream_localstack.kube import KubePorts
@@ -33,8 +38,10 @@ from fraudstream_localstack.layout import ROOT
 from fraudstream_localstack.processes import ManagedProcess, free_port
 from fraudstream_localstack.stack import LocalStack, StackConfig
 from fraudstream_operator.localstack_component import OperatorComponent
+from fraudstream_rules.exceptions import InvalidRuleError
 
 RESULTS = ROOT / "bench" / "results"
+DEFAULT_RULES = 50
 BENCHMARKS_MD = ROOT / "docs" / "BENCHMARKS.md"
 
 
@@ -150,17 +157,30 @@ def plot(path: Path, samples: list[tuple[float, float]], start_ms: float) -> Non
     plt.close(fig)
 
 
+def benchmark_rules(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The run's FraudRules; options that cannot make valid rules end the run with a usage error."""
+    if args.profile is Profile.FLINK_DEMO and args.rules is not None:
+        parser.error("--rules applies to the default profile; flink-demo runs the Flink demo's six rules")
+    try:
+        return benchmark_manifests(args.profile, args.rules or DEFAULT_RULES, args.window_precision_seconds)
+    except InvalidRuleError as exc:
+        parser.error(f"--window-precision-seconds {args.window_precision_seconds}: {exc}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="bench", description=__doc__)
     p.add_argument("--rate", type=float, default=1000.0)
     p.add_argument("--duration-s", type=float, default=180.0)
     p.add_argument("--warmup-s", type=float, default=30.0)
-    p.add_argument("--rules", type=int, default=50)
+    p.add_argument("--rules", type=int, default=None, help=f"default profile: how many rules (default {DEFAULT_RULES})")
     p.add_argument("--payers", type=int, default=100_000)
+    p.add_argument("--profile", type=Profile, choices=list(Profile), default=Profile.DEFAULT, help="rules + workload")
+    p.add_argument("--window-precision-seconds", type=int, help="windowPrecisionSeconds of every rule of >= 1 day")
     p.add_argument("--detector-arg", action="append", default=[], help="extra detector flag (repeatable)")
     p.add_argument("--label", default="", help="free text recorded with the result (e.g. the lever tried)")
     p.add_argument("--output", type=Path, default=RESULTS / "latest.json", help="result JSON; the plot goes next to it")
     args = p.parse_args(argv)
+    manifests = benchmark_rules(p, args)
     work = Path(tempfile.mkdtemp(prefix="fraudstream-bench-"))
     metrics_port = free_port()
     config = StackConfig(
@@ -171,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         operator_metrics_port=free_port(),
         kubeconfig=work / "kubeconfig",
     )
-    rules_dir = write_manifests(work / "rules", args.rules)
+    rules_dir = write_manifests(work / "rules", manifests)
     det = detector(metrics_port, work / "checkpoint", args.detector_arg, log_dir=work)
     stack = LocalStack(config, [OperatorComponent(examples_dir=rules_dir, timeout_s=300), det])
     clock = AlertClock()
@@ -187,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         generator = ManagedProcess(
             "generator",
             [sys.executable, "-m", "fraudstream_generator", "--rate", str(args.rate), "--payers", str(args.payers),
-             "--duration-s", str(args.warmup_s + args.duration_s)],
+             "--duration-s", str(args.warmup_s + args.duration_s), "--profile", args.profile.value],
             work / "generator.log",
             env=stack.env(),
         ).start()  # fmt: skip
@@ -240,7 +260,9 @@ def main(argv: list[str] | None = None) -> int:
         "second_half_p99_ms": round(percentile(sorted(lat for _, lat in measured[half:]), 99), 1),
         "phases_ms": {name: spread([phase(s) for s in window]) for name, phase in PHASES.items()},
         "samples_csv": str(work / "alerts.csv"),
-        "rules": args.rules,
+        "rules": len(manifests),
+        "profile": args.profile.value,
+        "window_precision_seconds": args.window_precision_seconds,
         "payers": args.payers,
         "detector_args": args.detector_arg,
         "label": args.label,
