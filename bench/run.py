@@ -6,7 +6,8 @@ consumer of the alerts topic: latency = time the consumer receives the alert - t
 timestamp. Writes bench/results/latest.json, a plot next to it, and a row in docs/BENCHMARKS.md.
 
 `--profile flink-demo` runs the Flink fraud-detection demo's six rules on its transaction shape instead of the default
-rules and workload; `--window-precision-seconds S` buckets every rule of a day or more (bench/rules.py).
+rules and workload; `--window-precision-seconds S` buckets every rule of a day or more (bench/rules.py). `main` takes a
+`Watcher`, which is how bench.soak adds its per-minute series and transitions to the same measurement.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ import threading
 import time
 import urllib.request
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from confluent_kafka import Consumer, TopicPartition
 
@@ -131,13 +133,30 @@ def machine_facts() -> dict[str, str]:
             "python": platform.python_version()}  # fmt: skip
 
 
-def plot(path: Path, samples: list[tuple[float, float]], start_ms: float) -> None:
+def pyplot() -> Any:
+    """matplotlib.pyplot on the file-only Agg backend (imported late: only runs that plot need it)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def plot(path: Path, samples: list[tuple[float, float]], start_ms: float) -> None:
+    """The latency plot of make bench: latency over time and its distribution, against the budget."""
+    plt = pyplot()
     fig, (over_time, dist) = plt.subplots(1, 2, figsize=(12, 4.5))
+    draw_latency(over_time, dist, samples, start_ms)
+    fig.suptitle("fraudstream end-to-end alert latency")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def draw_latency(over_time: Any, dist: Any, samples: list[tuple[float, float]], start_ms: float) -> None:
+    """Draws (received epoch ms, latency ms) samples on two axes: latency against seconds since `start_ms`, and the
+    latency histogram; both with the 300 and 500 ms budget lines."""
     xs = [(t - start_ms) / 1000 for t, _ in samples]
     ys = [latency for _, latency in samples]
     over_time.scatter(xs, ys, s=2)
@@ -151,10 +170,45 @@ def plot(path: Path, samples: list[tuple[float, float]], start_ms: float) -> Non
             axis(budget_ms, color=colour, linestyle="--", label=f"{budget_ms} ms budget")
         if line:
             over_time.legend(loc="upper right")
-    fig.suptitle("fraudstream end-to-end alert latency")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The measurement window as a Watcher sees it: it began at `start_ms` (epoch ms) and lasts `duration_s`;
+    `detector_pid` leads the detector's process group (its Spark JVM is in that group); `checkpoint_dir` is the
+    detector's checkpoint location; `work` is the run's scratch directory."""
+
+    work: Path
+    checkpoint_dir: Path
+    detector_pid: int | None
+    start_ms: float
+    duration_s: float
+
+
+class Watcher(Protocol):
+    """What a run does during and after its measurement window, beyond measuring alert latency."""
+
+    def watch(self, measurement: Measurement) -> None:
+        """Returns once `measurement.duration_s` have passed since `measurement.start_ms`."""
+
+    def report(self, window: Sequence[AlertSample], start_ms: float, end_ms: float) -> dict[str, Any]:
+        """Keys to add to the result JSON; `window` holds the alerts for transactions of [start_ms, end_ms)."""
+
+    def plot(self, path: Path, result: dict[str, Any], samples: list[tuple[float, float]], start_ms: float) -> None:
+        """Writes the run's plot to `path` (samples: received epoch ms, latency ms)."""
+
+
+class Wait:
+    """make bench's Watcher: waits out the window, adds nothing, plots the latency."""
+
+    def watch(self, measurement: Measurement) -> None:
+        time.sleep(max(0.0, measurement.start_ms / 1000 + measurement.duration_s - time.time()))
+
+    def report(self, window: Sequence[AlertSample], start_ms: float, end_ms: float) -> dict[str, Any]:
+        return {}
+
+    def plot(self, path: Path, result: dict[str, Any], samples: list[tuple[float, float]], start_ms: float) -> None:
+        plot(path, samples, start_ms)
 
 
 def benchmark_rules(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -167,7 +221,7 @@ def benchmark_rules(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error(f"--window-precision-seconds {args.window_precision_seconds}: {exc}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     p = argparse.ArgumentParser(prog="bench", description=__doc__)
     p.add_argument("--rate", type=float, default=1000.0)
     p.add_argument("--duration-s", type=float, default=180.0)
@@ -180,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--label", default="", help="free text recorded with the result (e.g. the lever tried)")
     p.add_argument("--output", type=Path, default=RESULTS / "latest.json", help="result JSON; the plot goes next to it")
     args = p.parse_args(argv)
-    manifests = benchmark_rules(p, args)
+    manifests, watcher = benchmark_rules(p, args), watcher or Wait()
     work = Path(tempfile.mkdtemp(prefix="fraudstream-bench-"))
     metrics_port = free_port()
     config = StackConfig(
@@ -221,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         metrics_start = scrape(det_url)  # one scrape: both histograms describe the same instant
         hist_start = parse_histogram(metrics_start, "fraud_alert_latency_seconds")
         batches_start = parse_histogram(metrics_start, "fraud_batch_duration_seconds")
-        time.sleep(args.duration_s)
+        watcher.watch(Measurement(work, work / "checkpoint", det.pid, start_ms, args.duration_s))
         end_ms = time.time() * 1000
         tx_end = end_offsets(bootstrap, config.topics.transactions)
         generator.stop(grace_s=60)
@@ -273,9 +327,10 @@ def main(argv: list[str] | None = None) -> int:
     result["detector_agrees"] = agrees(result["detector_p50_ms"], result["p50_ms"]) and agrees(
         result["detector_p99_ms"], result["p99_ms"]
     )
+    result.update(watcher.report(window, start_ms, end_ms))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n")
-    plot(args.output.with_suffix(".png"), measured, start_ms)
+    watcher.plot(args.output.with_suffix(".png"), result, measured, start_ms)
     append_markdown(result)
     print(json.dumps(result, indent=2))
     return 0
