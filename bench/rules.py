@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import argparse
 import copy
 import itertools
 import json
@@ -97,6 +98,7 @@ FLINK_DEMO_RULES: tuple[tuple[str, list[str], str, str | None, str, str, int], .
     ("beneficiary-min-5m", ["beneficiaryId"], "MIN", "paymentAmount", "LESS", "0.5", 5),
     ("payee-count-15m", ["payeeId"], "COUNT", None, "GREATER_EQUAL", "3", 15),
 )
+DEFAULT_COUNT = 50
 # Rules with windows this long or longer are the ones `with_window_precision` buckets.
 PRECISION_MIN_WINDOW_MINUTES = 1440
 
@@ -140,3 +142,14 @@ def write_manifests(directory: Path, manifests: Sequence[dict[str, Any]]) -> Pat
     for manifest in manifests:
         (directory / f"{manifest['metadata']['name']}.json").write_text(json.dumps(manifest))
     return directory
+
+
+def for_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The rules bench.run's options `--profile`, `--rules` and `--window-precision-seconds` ask for; options that
+    cannot make valid rules end the run with a usage error (`parser.error`) before anything starts."""
+    if args.profile is Profile.FLINK_DEMO and args.rules is not None:
+        parser.error("--rules applies to the default profile; flink-demo runs the Flink demo's six rules")
+    try:
+        return benchmark_manifests(args.profile, args.rules or DEFAULT_COUNT, args.window_precision_seconds)
+    except InvalidRuleError as exc:
+        parser.error(f"--window-precision-seconds {args.window_precision_seconds}: {exc}")

@@ -1,13 +1,13 @@
 """`make bench`: end-to-end alert latency of the full local stack (CONTRACT section 7).
 
+`--profile flink-demo` runs the Flink fraud-detection demo's six rules on its transaction shape instead of the default
+rules and workload; `--window-precision-seconds S` buckets every rule of a day or more (bench/rules.py). `main` takes a
+`Watcher`, which is how bench.soak adds its per-minute series and transitions to the same measurement.
+
 Starts Kafka, the control plane, the operator and the detector on free ports, applies N rules as FraudRules,
 runs the generator at the given rate for warm-up + duration, and measures every alert with an independent
 consumer of the alerts topic: latency = time the consumer receives the alert - the transaction's Kafka
 timestamp. Writes bench/results/latest.json, a plot next to it, and a row in docs/BENCHMARKS.md.
-
-`--profile flink-demo` runs the Flink fraud-detection demo's six rules on its transaction shape instead of the default
-rules and workload; `--window-precision-seconds S` buckets every rule of a day or more (bench/rules.py). `main` takes a
-`Watcher`, which is how bench.soak adds its per-minute series and transitions to the same measurement.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from typing import Any, Protocol
 
 from confluent_kafka import Consumer, TopicPartition
 
+from bench import rules
 from bench.latency import histogram_quantile, parse_histogram, percentile
-from bench.rules import benchmark_manifests, write_manifests
-from fraudstream_generator.workload import Profile
+from bench.rules import write_manifests
 from fraudstream_localstack.components import detector
 from fraudstream_localstack.kafka import KafkaPorts
 from fraudstream_localstack.kube import KubePorts
@@ -40,10 +40,8 @@ from fraudstream_localstack.layout import ROOT
 from fraudstream_localstack.processes import ManagedProcess, free_port
 from fraudstream_localstack.stack import LocalStack, StackConfig
 from fraudstream_operator.localstack_component import OperatorComponent
-from fraudstream_rules.exceptions import InvalidRuleError
 
 RESULTS = ROOT / "bench" / "results"
-DEFAULT_RULES = 50
 BENCHMARKS_MD = ROOT / "docs" / "BENCHMARKS.md"
 
 
@@ -211,30 +209,22 @@ class Wait:
         plot(path, samples, start_ms)
 
 
-def benchmark_rules(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The run's FraudRules; options that cannot make valid rules end the run with a usage error."""
-    if args.profile is Profile.FLINK_DEMO and args.rules is not None:
-        parser.error("--rules applies to the default profile; flink-demo runs the Flink demo's six rules")
-    try:
-        return benchmark_manifests(args.profile, args.rules or DEFAULT_RULES, args.window_precision_seconds)
-    except InvalidRuleError as exc:
-        parser.error(f"--window-precision-seconds {args.window_precision_seconds}: {exc}")
-
-
 def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     p = argparse.ArgumentParser(prog="bench", description=__doc__)
     p.add_argument("--rate", type=float, default=1000.0)
     p.add_argument("--duration-s", type=float, default=180.0)
     p.add_argument("--warmup-s", type=float, default=30.0)
-    p.add_argument("--rules", type=int, default=None, help=f"default profile: how many rules (default {DEFAULT_RULES})")
+    p.add_argument("--rules", type=int, help=f"default profile: how many rules (default {rules.DEFAULT_COUNT})")
     p.add_argument("--payers", type=int, default=100_000)
-    p.add_argument("--profile", type=Profile, choices=list(Profile), default=Profile.DEFAULT, help="rules + workload")
+    p.add_argument(
+        "--profile", type=rules.Profile, choices=list(rules.Profile), default="default", help="rules, workload"
+    )
     p.add_argument("--window-precision-seconds", type=int, help="windowPrecisionSeconds of every rule of >= 1 day")
     p.add_argument("--detector-arg", action="append", default=[], help="extra detector flag (repeatable)")
     p.add_argument("--label", default="", help="free text recorded with the result (e.g. the lever tried)")
     p.add_argument("--output", type=Path, default=RESULTS / "latest.json", help="result JSON; the plot goes next to it")
     args = p.parse_args(argv)
-    manifests, watcher = benchmark_rules(p, args), watcher or Wait()
+    manifests, watcher = rules.for_options(p, args), watcher or Wait()
     work = Path(tempfile.mkdtemp(prefix="fraudstream-bench-"))
     metrics_port = free_port()
     config = StackConfig(

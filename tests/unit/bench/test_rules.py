@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bench import run
+from bench import rules, run
 from bench.rules import (
     PRECISION_MIN_WINDOW_MINUTES,
     benchmark_manifests,
@@ -85,13 +85,13 @@ class Parsed(Exception):
 @pytest.fixture
 def parsed_rules(monkeypatch: pytest.MonkeyPatch) -> list[list[dict[str, Any]]]:
     got: list[list[dict[str, Any]]] = []
-    real = run.benchmark_rules
+    real = rules.for_options
 
     def record(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[dict[str, Any]]:
         got.append(real(parser, args))
         raise Parsed
 
-    monkeypatch.setattr(run, "benchmark_rules", record)
+    monkeypatch.setattr(rules, "for_options", record)
     return got
 
 
