@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fraudstream_generator.workload import Profile
+from fraudstream_generator.workload import Profile as Profile  # re-exported for bench.run
 from fraudstream_rules.exceptions import InvalidRuleError
 from fraudstream_rules.model import parse_spec
 

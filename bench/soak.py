@@ -143,7 +143,7 @@ def per_minute(
     for k in range(count):
         p50, p99, top = _stats(latencies[k])
         heap = min((gc.heap_after_mb for gc in heaps[k]), default=None)
-        sample = last_disk[k]
+        state = last_disk[k]
         minutes.append(
             Minute(
                 minute=k + 1,
@@ -153,7 +153,7 @@ def per_minute(
                 max_ms=top,
                 heap_after_gc_mb=None if heap is None else round(heap, 1),
                 gc_pause_ms=round(sum(gc.pause_ms for gc in heaps[k]), 1),
-                state_disk_mb=None if sample is None else round(sample.state_bytes / MB, 2),
+                state_disk_mb=None if state is None else round(state.state_bytes / MB, 2),
             )
         )
     return minutes
