@@ -17,6 +17,7 @@ help:
 	@echo "make test   - lint, type-check, the JVM evaluator's tests (Maven), unit and integration tests against real"
 	@echo "              Kafka, kube-apiserver and Spark"
 	@echo "make bench  - end-to-end alert latency benchmark; BENCH_ARGS=\"--rate 500 --duration-s 60\" passes options"
+	@echo "make soak   - the same measurement for 60 minutes, per minute and per checkpoint transition; SOAK_ARGS passes options"
 	@echo "make bench-sweep - the highest rate that holds p99 <= 500 ms; SWEEP_ARGS=\"--rates 1000,1500\" passes options"
 
 install:
@@ -45,6 +46,13 @@ bench: install
 
 bench-sweep: install
 	$(PY) -m bench.sweep $(SWEEP_ARGS)
+
+# make bench's options plus --sample-interval-s and --stall-reach-s, e.g. SOAK_ARGS="--duration-s 600 --rate 500".
+SOAK_ARGS ?=
+.PHONY: soak
+
+soak: install
+	$(PY) -m bench.soak $(SOAK_ARGS)
 
 down:
 	@if [ -x $(PY) ]; then $(PY) -m fraudstream_localstack down; else echo "fraudstream: down"; fi

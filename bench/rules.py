@@ -1,13 +1,26 @@
-"""The benchmark's rule set: N FraudRules of mixed kinds (every aggregate, five key groups, filters, windows
-from 5 minutes to 30 days). Limits are set per key group so that alerts come mostly from the generator's
-injected fraud bursts and large amounts, as real rules would: an alert for a few percent of
-transactions at most, not for every one."""
+"""The benchmark's rule sets, one per workload profile (fraudstream_generator.workload.Profile).
+
+- `default`: N FraudRules of mixed kinds (every aggregate, five key groups, filters, windows from 5 minutes to
+  30 days). Limits are set per key group so that alerts come mostly from the generator's injected fraud bursts and
+  large amounts, as real rules would: an alert for a few percent of transactions at most, not for every one.
+- `flink-demo`: the six rules of the Flink fraud-detection demo, for the generator's flink-demo transactions.
+
+`with_window_precision` gives every rule of a day or more `windowPrecisionSeconds` (CONTRACT section 4).
+"""
 
 from __future__ import annotations
 
+import argparse
+import copy
 import itertools
+import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from fraudstream_generator.workload import Profile as Profile  # re-exported for bench.run
+from fraudstream_rules.exceptions import InvalidRuleError
+from fraudstream_rules.model import parse_spec
 
 KEY_GROUPS = (
     ["payerId"],
@@ -32,21 +45,35 @@ COUNT_FILTER = {"field": "paymentAmount", "operator": "GREATER_EQUAL", "value": 
 WINDOWS_MIN = (5, 60, 1440, 10080, 43200)
 
 
+def _spec(keys: list[str], agg: str, field: str | None, op: str, limit: str, minutes: int) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "groupingKeyNames": keys,
+        "aggregatorFunctionType": agg,
+        "limitOperatorType": op,
+        "limit": limit,
+        "windowMinutes": minutes,
+    }
+    if field:
+        spec["aggregateFieldName"] = field
+    return spec
+
+
+def _fraud_rule(name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "fraudstream.io/v1alpha1",
+        "kind": "FraudRule",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
 def rule_manifests(count: int, namespace: str = "default") -> list[dict[str, Any]]:
     """`count` FraudRule objects, deterministic for a given count."""
     combos = itertools.cycle(itertools.product(KINDS, KEY_GROUPS))
     manifests = []
     for i in range(count):
         (agg, field, op, limit), keys = next(combos)
-        spec: dict[str, Any] = {
-            "groupingKeyNames": keys,
-            "aggregatorFunctionType": agg,
-            "limitOperatorType": op,
-            "limit": limit,
-            "windowMinutes": WINDOWS_MIN[i % len(WINDOWS_MIN)],
-        }
-        if field:
-            spec["aggregateFieldName"] = field
+        spec = _spec(keys, agg, field, op, limit, WINDOWS_MIN[i % len(WINDOWS_MIN)])
         if "paymentType" in keys and keys != ["payerId", "paymentType"]:
             spec["limit"] = PAYMENT_TYPE_LIMITS[agg]
         elif agg == "SUM" and keys != ["payerId", "beneficiaryId"]:
@@ -58,21 +85,71 @@ def rule_manifests(count: int, namespace: str = "default") -> list[dict[str, Any
             filters.append({"field": "paymentType", "operator": "EQUAL", "value": "CRD"})
         if filters:
             spec["filters"] = filters
-        manifests.append(
-            {
-                "apiVersion": "fraudstream.io/v1alpha1",
-                "kind": "FraudRule",
-                "metadata": {"name": f"bench-{i:03d}-{agg.lower()}", "namespace": namespace},
-                "spec": spec,
-            }
-        )
+        manifests.append(_fraud_rule(f"bench-{i:03d}-{agg.lower()}", namespace, spec))
     return manifests
 
 
-def write_manifests(directory: Path, count: int) -> Path:
-    import json
+# The Flink fraud-detection demo's six rules: (name, grouping keys, aggregate, field, operator, limit, minutes).
+FLINK_DEMO_RULES: tuple[tuple[str, list[str], str, str | None, str, str, int], ...] = (
+    ("payee-sum-10m", ["payeeId"], "SUM", "paymentAmount", "GREATER", "1500", 10),
+    ("beneficiary-count-5m", ["beneficiaryId"], "COUNT", None, "GREATER_EQUAL", "4", 5),
+    ("payee-beneficiary-sum-30m", ["payeeId", "beneficiaryId"], "SUM", "paymentAmount", "GREATER", "500", 30),
+    ("payee-max-1m", ["payeeId"], "MAX", "paymentAmount", "GREATER", "600", 1),
+    ("beneficiary-min-5m", ["beneficiaryId"], "MIN", "paymentAmount", "LESS", "0.5", 5),
+    ("payee-count-15m", ["payeeId"], "COUNT", None, "GREATER_EQUAL", "3", 15),
+)
+DEFAULT_COUNT = 50
+# Rules with windows this long or longer are the ones `with_window_precision` buckets.
+PRECISION_MIN_WINDOW_MINUTES = 1440
 
+
+def flink_demo_manifests(namespace: str = "default") -> list[dict[str, Any]]:
+    """The Flink demo's six rules as FraudRule objects (limits as decimal strings, so they stay exact)."""
+    return [
+        _fraud_rule(f"flink-demo-{i}-{name}", namespace, _spec(keys, agg, field, op, limit, minutes))
+        for i, (name, keys, agg, field, op, limit, minutes) in enumerate(FLINK_DEMO_RULES, start=1)
+    ]
+
+
+def with_window_precision(manifests: Sequence[dict[str, Any]], precision_s: int | None) -> list[dict[str, Any]]:
+    """Copies of `manifests` in which every rule whose window is at least a day gets `windowPrecisionSeconds:
+    precision_s`; shorter rules, and every rule when `precision_s` is None, stay exact. The inputs are not changed."""
+    out = [copy.deepcopy(m) for m in manifests]
+    if precision_s is not None:
+        for manifest in out:
+            if manifest["spec"]["windowMinutes"] >= PRECISION_MIN_WINDOW_MINUTES:
+                manifest["spec"]["windowPrecisionSeconds"] = precision_s
+    return out
+
+
+def benchmark_manifests(profile: Profile, count: int, precision_s: int | None = None) -> list[dict[str, Any]]:
+    """The profile's rules (`count` of them for the default profile; flink-demo has its six), with the window
+    precision applied. Raises InvalidRuleError, naming the rule and the field, when a
+    rule is not valid for the project's rule model (e.g. a precision that does not divide a window)."""
+    rules = flink_demo_manifests() if profile is Profile.FLINK_DEMO else rule_manifests(count)
+    manifests = with_window_precision(rules, precision_s)
+    for manifest in manifests:
+        try:
+            parse_spec(manifest["spec"])
+        except InvalidRuleError as exc:
+            raise InvalidRuleError(f"{manifest['metadata']['name']}: {exc}") from exc
+    return manifests
+
+
+def write_manifests(directory: Path, manifests: Sequence[dict[str, Any]]) -> Path:
+    """Writes each manifest as `<name>.json` into `directory` (for the operator to apply); returns `directory`."""
     directory.mkdir(parents=True, exist_ok=True)
-    for manifest in rule_manifests(count):
+    for manifest in manifests:
         (directory / f"{manifest['metadata']['name']}.json").write_text(json.dumps(manifest))
     return directory
+
+
+def for_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The rules bench.run's options `--profile`, `--rules` and `--window-precision-seconds` ask for; options that
+    cannot make valid rules end the run with a usage error (`parser.error`) before anything starts."""
+    if args.profile is Profile.FLINK_DEMO and args.rules is not None:
+        parser.error("--rules applies to the default profile; flink-demo runs the Flink demo's six rules")
+    try:
+        return benchmark_manifests(args.profile, args.rules or DEFAULT_COUNT, args.window_precision_seconds)
+    except InvalidRuleError as exc:
+        parser.error(f"--window-precision-seconds {args.window_precision_seconds}: {exc}")

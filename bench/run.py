@@ -1,5 +1,9 @@
 """`make bench`: end-to-end alert latency of the full local stack (CONTRACT section 7).
 
+`--profile flink-demo` runs the Flink fraud-detection demo's six rules on its transaction shape instead of the default
+rules and workload; `--window-precision-seconds S` buckets every rule of a day or more (bench/rules.py). `main` takes a
+`Watcher`, which is how bench.soak adds its per-minute series and transitions to the same measurement.
+
 Starts Kafka, the control plane, the operator and the detector on free ports, applies N rules as FraudRules,
 runs the generator at the given rate for warm-up + duration, and measures every alert with an independent
 consumer of the alerts topic: latency = time the consumer receives the alert - the transaction's Kafka
@@ -19,11 +23,14 @@ import threading
 import time
 import urllib.request
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from confluent_kafka import Consumer, TopicPartition
 
+from bench import rules
 from bench.latency import histogram_quantile, parse_histogram, percentile
 from bench.rules import write_manifests
 from fraudstream_localstack.components import detector
@@ -124,13 +131,30 @@ def machine_facts() -> dict[str, str]:
             "python": platform.python_version()}  # fmt: skip
 
 
-def plot(path: Path, samples: list[tuple[float, float]], start_ms: float) -> None:
+def pyplot() -> Any:
+    """matplotlib.pyplot on the file-only Agg backend (imported late: only runs that plot need it)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def plot(path: Path, samples: list[tuple[float, float]], start_ms: float) -> None:
+    """The latency plot of make bench: latency over time and its distribution, against the budget."""
+    plt = pyplot()
     fig, (over_time, dist) = plt.subplots(1, 2, figsize=(12, 4.5))
+    draw_latency(over_time, dist, samples, start_ms)
+    fig.suptitle("fraudstream end-to-end alert latency")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def draw_latency(over_time: Any, dist: Any, samples: list[tuple[float, float]], start_ms: float) -> None:
+    """Draws (received epoch ms, latency ms) samples on two axes: latency against seconds since `start_ms`, and the
+    latency histogram; both with the 300 and 500 ms budget lines."""
     xs = [(t - start_ms) / 1000 for t, _ in samples]
     ys = [latency for _, latency in samples]
     over_time.scatter(xs, ys, s=2)
@@ -144,23 +168,63 @@ def plot(path: Path, samples: list[tuple[float, float]], start_ms: float) -> Non
             axis(budget_ms, color=colour, linestyle="--", label=f"{budget_ms} ms budget")
         if line:
             over_time.legend(loc="upper right")
-    fig.suptitle("fraudstream end-to-end alert latency")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> int:
+@dataclass(frozen=True)
+class Measurement:
+    """The measurement window as a Watcher sees it: it began at `start_ms` (epoch ms) and lasts `duration_s`;
+    `detector_pid` leads the detector's process group (its Spark JVM is in that group); `checkpoint_dir` is the
+    detector's checkpoint location; `work` is the run's scratch directory."""
+
+    work: Path
+    checkpoint_dir: Path
+    detector_pid: int | None
+    start_ms: float
+    duration_s: float
+
+
+class Watcher(Protocol):
+    """What a run does during and after its measurement window, beyond measuring alert latency."""
+
+    def watch(self, measurement: Measurement) -> None:
+        """Returns once `measurement.duration_s` have passed since `measurement.start_ms`."""
+
+    def report(self, window: Sequence[AlertSample], start_ms: float, end_ms: float) -> dict[str, Any]:
+        """Keys to add to the result JSON; `window` holds the alerts for transactions of [start_ms, end_ms)."""
+
+    def plot(self, path: Path, result: dict[str, Any], samples: list[tuple[float, float]], start_ms: float) -> None:
+        """Writes the run's plot to `path` (samples: received epoch ms, latency ms)."""
+
+
+class Wait:
+    """make bench's Watcher: waits out the window, adds nothing, plots the latency."""
+
+    def watch(self, measurement: Measurement) -> None:
+        time.sleep(max(0.0, measurement.start_ms / 1000 + measurement.duration_s - time.time()))
+
+    def report(self, window: Sequence[AlertSample], start_ms: float, end_ms: float) -> dict[str, Any]:
+        return {}
+
+    def plot(self, path: Path, result: dict[str, Any], samples: list[tuple[float, float]], start_ms: float) -> None:
+        plot(path, samples, start_ms)
+
+
+def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     p = argparse.ArgumentParser(prog="bench", description=__doc__)
     p.add_argument("--rate", type=float, default=1000.0)
     p.add_argument("--duration-s", type=float, default=180.0)
     p.add_argument("--warmup-s", type=float, default=30.0)
-    p.add_argument("--rules", type=int, default=50)
+    p.add_argument("--rules", type=int, help=f"default profile: how many rules (default {rules.DEFAULT_COUNT})")
     p.add_argument("--payers", type=int, default=100_000)
+    p.add_argument(
+        "--profile", type=rules.Profile, choices=list(rules.Profile), default="default", help="rules, workload"
+    )
+    p.add_argument("--window-precision-seconds", type=int, help="windowPrecisionSeconds of every rule of >= 1 day")
     p.add_argument("--detector-arg", action="append", default=[], help="extra detector flag (repeatable)")
     p.add_argument("--label", default="", help="free text recorded with the result (e.g. the lever tried)")
     p.add_argument("--output", type=Path, default=RESULTS / "latest.json", help="result JSON; the plot goes next to it")
     args = p.parse_args(argv)
+    manifests, watcher = rules.for_options(p, args), watcher or Wait()
     work = Path(tempfile.mkdtemp(prefix="fraudstream-bench-"))
     metrics_port = free_port()
     config = StackConfig(
@@ -171,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         operator_metrics_port=free_port(),
         kubeconfig=work / "kubeconfig",
     )
-    rules_dir = write_manifests(work / "rules", args.rules)
+    rules_dir = write_manifests(work / "rules", manifests)
     det = detector(metrics_port, work / "checkpoint", args.detector_arg, log_dir=work)
     stack = LocalStack(config, [OperatorComponent(examples_dir=rules_dir, timeout_s=300), det])
     clock = AlertClock()
@@ -187,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         generator = ManagedProcess(
             "generator",
             [sys.executable, "-m", "fraudstream_generator", "--rate", str(args.rate), "--payers", str(args.payers),
-             "--duration-s", str(args.warmup_s + args.duration_s)],
+             "--duration-s", str(args.warmup_s + args.duration_s), "--profile", args.profile.value],
             work / "generator.log",
             env=stack.env(),
         ).start()  # fmt: skip
@@ -201,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         metrics_start = scrape(det_url)  # one scrape: both histograms describe the same instant
         hist_start = parse_histogram(metrics_start, "fraud_alert_latency_seconds")
         batches_start = parse_histogram(metrics_start, "fraud_batch_duration_seconds")
-        time.sleep(args.duration_s)
+        watcher.watch(Measurement(work, work / "checkpoint", det.pid, start_ms, args.duration_s))
         end_ms = time.time() * 1000
         tx_end = end_offsets(bootstrap, config.topics.transactions)
         generator.stop(grace_s=60)
@@ -240,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
         "second_half_p99_ms": round(percentile(sorted(lat for _, lat in measured[half:]), 99), 1),
         "phases_ms": {name: spread([phase(s) for s in window]) for name, phase in PHASES.items()},
         "samples_csv": str(work / "alerts.csv"),
-        "rules": args.rules,
+        "rules": len(manifests),
+        "profile": args.profile.value,
+        "window_precision_seconds": args.window_precision_seconds,
         "payers": args.payers,
         "detector_args": args.detector_arg,
         "label": args.label,
@@ -251,9 +317,10 @@ def main(argv: list[str] | None = None) -> int:
     result["detector_agrees"] = agrees(result["detector_p50_ms"], result["p50_ms"]) and agrees(
         result["detector_p99_ms"], result["p99_ms"]
     )
+    result.update(watcher.report(window, start_ms, end_ms))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n")
-    plot(args.output.with_suffix(".png"), measured, start_ms)
+    watcher.plot(args.output.with_suffix(".png"), result, measured, start_ms)
     append_markdown(result)
     print(json.dumps(result, indent=2))
     return 0

@@ -1,5 +1,8 @@
 """`python -m fraudstream_generator --rate 1000 --payers 100000`: produce transactions at a steady rate.
 
+`--profile flink-demo` produces the Flink fraud-detection demo's transaction shape instead (workload.Profile), keyed by
+payeeId.
+
 The rate is held against the start time in 5 ms ticks, so scheduling hiccups do not accumulate. Records go out
 through an idempotent producer keyed by payerId; the CreateTime timestamp is the moment of sending (the
 contract's ingestion time). Prometheus metrics on --metrics-port (0 = none).
@@ -20,7 +23,7 @@ from prometheus_client import Counter, Gauge, start_http_server
 
 from fraudstream_kafka.settings import ConfigValue, KafkaSettings, Topics
 
-from .workload import Workload, WorkloadConfig
+from .workload import FlinkDemoConfig, FlinkDemoWorkload, Profile, TransactionSource, Workload, WorkloadConfig
 
 SENT = Counter("fraud_generator_transactions", "Transactions handed to the producer", ["kind"])
 FAILED = Counter("fraud_generator_delivery_failures", "Transactions the broker did not acknowledge")
@@ -32,12 +35,27 @@ TICK_S = 0.005
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="fraudstream_generator", description=__doc__)
     p.add_argument("--rate", type=float, default=20.0, help="transactions per second")
+    p.add_argument(
+        "--profile",
+        type=Profile,
+        choices=list(Profile),
+        default=Profile.DEFAULT,
+        help="default: Zipf accounts, log-normal amounts, fraud bursts; flink-demo: the Flink demo's uniform integer "
+        "payeeId/beneficiaryId (1..--payers, 1..--beneficiaries) and exponential amounts (mean 100), no bursts",
+    )
     p.add_argument("--duration-s", type=float, default=0.0, help="0 = until stopped")
-    p.add_argument("--payers", type=int, default=100_000)
-    p.add_argument("--beneficiaries", type=int, default=20_000)
-    p.add_argument("--zipf-s", type=float, default=1.1, help="Zipf exponent of account activity")
-    p.add_argument("--amount-median", type=Decimal, default=Decimal("120.00"))
-    p.add_argument("--fraud-share", type=float, default=0.001, help="share of transactions starting a fraud burst")
+    p.add_argument("--payers", type=int, default=100_000, help="distinct payers (flink-demo: payees)")
+    p.add_argument(
+        "--beneficiaries", type=int, default=None, help="distinct beneficiaries (default 20000; flink-demo 100000)"
+    )
+    p.add_argument("--zipf-s", type=float, default=1.1, help="Zipf exponent of account activity (default profile)")
+    p.add_argument("--amount-median", type=Decimal, default=Decimal("120.00"), help="default profile only")
+    p.add_argument(
+        "--fraud-share",
+        type=float,
+        default=0.001,
+        help="share of transactions starting a fraud burst (default profile)",
+    )
     p.add_argument("--disorder-ms", type=int, default=0, help="eventTime lags send time by up to this")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--metrics-port", type=int, default=0)
@@ -52,17 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.metrics_port:
         start_http_server(args.metrics_port)
     TARGET_RATE.set(args.rate)
-    workload = Workload(
-        WorkloadConfig(
-            payers=args.payers,
-            beneficiaries=args.beneficiaries,
-            zipf_s=args.zipf_s,
-            amount_median=args.amount_median,
-            fraud_share=args.fraud_share,
-            disorder_ms=args.disorder_ms,
-        ),
-        seed=args.seed,
-    )
+    workload = build_workload(args)
     topic = Topics.from_env().transactions
     reliable: dict[str, ConfigValue] = {"enable.idempotence": True, "acks": "all", "linger.ms": 2}
     producer = Producer(KafkaSettings.from_env().client_config(**reliable))
@@ -81,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         now_ms = int(time.time() * 1000)
         for _ in range(due):
             tx = workload.next(now_ms)
-            producer.produce(topic, key=tx.payer_id, value=json.dumps(tx.body), on_delivery=delivered)
+            producer.produce(topic, key=tx.key, value=json.dumps(tx.body), on_delivery=delivered)
             SENT.labels(kind="fraud" if tx.fraud else "normal").inc()
         sent += max(due, 0)
         producer.poll(0)
@@ -89,6 +97,25 @@ def main(argv: list[str] | None = None) -> int:
     producer.flush(30)
     print(json.dumps({"sent": sent, "elapsed_s": round(time.monotonic() - start, 3)}), flush=True)
     return 0
+
+
+def build_workload(args: argparse.Namespace) -> TransactionSource:
+    """The profile's workload, configured from the parsed flags."""
+    if args.profile is Profile.FLINK_DEMO:
+        beneficiaries = args.beneficiaries or FlinkDemoConfig.beneficiaries
+        config = FlinkDemoConfig(payees=args.payers, beneficiaries=beneficiaries, disorder_ms=args.disorder_ms)
+        return FlinkDemoWorkload(config, seed=args.seed)
+    return Workload(
+        WorkloadConfig(
+            payers=args.payers,
+            beneficiaries=args.beneficiaries or WorkloadConfig.beneficiaries,
+            zipf_s=args.zipf_s,
+            amount_median=args.amount_median,
+            fraud_share=args.fraud_share,
+            disorder_ms=args.disorder_ms,
+        ),
+        seed=args.seed,
+    )
 
 
 if __name__ == "__main__":

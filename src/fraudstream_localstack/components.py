@@ -61,6 +61,11 @@ class PythonService:
             self._proc.stop(grace_s=30)
             self._proc = None
 
+    @property
+    def pid(self) -> int | None:
+        """The service's process id while it runs; it leads its own process group (ManagedProcess)."""
+        return self._proc.pid if self._proc else None
+
 
 def detector(
     stack_metrics_port: int,

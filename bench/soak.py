@@ -1,0 +1,334 @@
+"""`make soak`: make bench's measurement for 60 minutes, with what a long run needs on top (CONTRACT section 7).
+
+Runs `bench.run` (same stack, rules, workload and latency measurement; every make bench option passes through,
+`--duration-s` defaults to 3600 and `--output` to bench/results/soak.json) with a `Soak` watcher that adds:
+- `minutes`: per minute of the window (alerts by their transaction's timestamp, as make bench windows them), p50/p99/
+  max alert latency; the detector's heap after GC (the lowest heap occupancy after any collection that ended in that
+  minute, from the detector JVM's own GC log, switched on at the start of the window with `jcmd <pid> VM.log`); and its
+  state on disk (the total size of the files under its checkpoint location: RocksDB snapshots and changelogs, offsets
+  and commits; the last sample taken in that minute, sampled every `--sample-interval-s`). A final fragment of 3 s
+  or less is not a minute.
+- `transitions`: one per checkpoint transition inside the window, i.e. per batch Spark committed (the mtime of
+  `<checkpoint>/commits/<batch>`), with its stall.
+- The stall of a transition at T: output is silent while input waits when an alert's transaction is already on the
+  transactions topic and no alert at all comes out. For alerts in the order received, alert i ends a silence that
+  began at max(received time of alert i-1, Kafka timestamp of alert i's transaction). A transition's stall is the
+  longest such silence overlapping [T - reach, T + reach] (`--stall-reach-s`, default 10 s). Outside transitions it
+  is about one alert latency (the silence cannot exceed it), so a stall shows as a value well above the latency.
+- `p999_ms` over the window, and a plot of every series next to the JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import contextlib
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bench import run
+from bench.latency import percentile
+
+MINUTE_MS = 60_000
+MB = 1024 * 1024
+_SIZE_MB = {"K": 1 / 1024, "M": 1.0, "G": 1024.0}
+# A unified-logging `gc` line of a stop-the-world pause, decorated with `timemillis`:
+# [1795454339625ms] GC(5) Pause Young (Normal) (G1 Evacuation Pause) 178M->25M(256M) 0.645ms
+_GC_PAUSE = re.compile(
+    r"^\[(?P<at>\d+)ms\] GC\(\d+\) Pause .* [\d.]+[KMG]->(?P<after>[\d.]+)(?P<unit>[KMG])\([\d.]+[KMG]\) "
+    r"(?P<pause>[\d.]+)ms$"
+)
+
+
+@dataclass(frozen=True)
+class GcPause:
+    """One stop-the-world collection: when it ended (epoch ms), the heap occupancy after it (MiB), its pause (ms)."""
+
+    at_ms: int
+    heap_after_mb: float
+    pause_ms: float
+
+
+@dataclass(frozen=True)
+class DiskSample:
+    """The size of the detector's state on disk (bytes) at `at_ms` (epoch ms)."""
+
+    at_ms: float
+    state_bytes: int
+
+
+@dataclass(frozen=True)
+class Minute:
+    """One minute of the window (1-based). Latencies are None for a minute without alerts, heap figures for a minute
+    without a collection, and the disk size for a minute without a sample."""
+
+    minute: int
+    alerts: int
+    p50_ms: float | None
+    p99_ms: float | None
+    max_ms: float | None
+    heap_after_gc_mb: float | None
+    gc_pause_ms: float
+    state_disk_mb: float | None
+
+
+@dataclass(frozen=True)
+class Transition:
+    """A checkpoint transition: Spark committed `batch` `at_s` seconds into the window; `stall_ms` is the longest
+    silence while input waited around it (None when no alert came near it at all)."""
+
+    batch: int
+    at_s: float
+    stall_ms: float | None
+
+
+def parse_gc_log(text: str) -> list[GcPause]:
+    """The pauses of a `-Xlog:gc` (or `jcmd VM.log what=gc`) log decorated with `timemillis`, in log order; lines
+    that are not a pause with a heap transition (concurrent phases, other tags) are skipped."""
+    pauses = []
+    for line in text.splitlines():
+        m = _GC_PAUSE.match(line.strip())
+        if m:
+            after_mb = float(m["after"]) * _SIZE_MB[m["unit"]]
+            pauses.append(GcPause(int(m["at"]), after_mb, float(m["pause"])))
+    return pauses
+
+
+def _stats(latencies: Sequence[float]) -> tuple[float | None, float | None, float | None]:
+    if not latencies:
+        return None, None, None
+    ordered = sorted(latencies)
+    return round(percentile(ordered, 50), 1), round(percentile(ordered, 99), 1), round(ordered[-1], 1)
+
+
+def minute_count(start_ms: float, end_ms: float) -> int:
+    """Minutes in [start_ms, end_ms), counting a final fragment only when it is longer than 3 s."""
+    return math.ceil(max(0.0, end_ms - start_ms - 3_000) / MINUTE_MS)
+
+
+def per_minute(
+    window: Sequence[run.AlertSample],
+    start_ms: float,
+    end_ms: float,
+    gcs: Sequence[GcPause] = (),
+    disk: Sequence[DiskSample] = (),
+) -> list[Minute]:
+    """The per-minute series of [start_ms, end_ms): minute k covers [start + (k-1) min, start + k min). Alerts count
+    in the minute of their transaction's Kafka timestamp; collections and disk samples in the minute they happened."""
+    count = minute_count(start_ms, end_ms)
+    latencies: list[list[float]] = [[] for _ in range(count)]
+    for s in window:
+        k = int((s.transaction_ts_ms - start_ms) // MINUTE_MS)
+        if 0 <= k < count:
+            latencies[k].append(s.latency_ms)
+    heaps: list[list[GcPause]] = [[] for _ in range(count)]
+    for gc in gcs:
+        k = int((gc.at_ms - start_ms) // MINUTE_MS)
+        if 0 <= k < count:
+            heaps[k].append(gc)
+    last_disk: list[DiskSample | None] = [None] * count
+    for sample in sorted(disk, key=lambda d: d.at_ms):
+        k = int((sample.at_ms - start_ms) // MINUTE_MS)
+        if 0 <= k < count:
+            last_disk[k] = sample
+    minutes = []
+    for k in range(count):
+        p50, p99, top = _stats(latencies[k])
+        heap = min((gc.heap_after_mb for gc in heaps[k]), default=None)
+        state = last_disk[k]
+        minutes.append(
+            Minute(
+                minute=k + 1,
+                alerts=len(latencies[k]),
+                p50_ms=p50,
+                p99_ms=p99,
+                max_ms=top,
+                heap_after_gc_mb=None if heap is None else round(heap, 1),
+                gc_pause_ms=round(sum(gc.pause_ms for gc in heaps[k]), 1),
+                state_disk_mb=None if state is None else round(state.state_bytes / MB, 2),
+            )
+        )
+    return minutes
+
+
+def silences(alerts: Sequence[run.AlertSample]) -> list[tuple[float, float]]:
+    """The (from_ms, to_ms) spans in which an alert's transaction was waiting and no alert came out: for alerts in
+    the order received, alert i's span runs from max(previous alert received, its transaction's timestamp) to its
+    own reception (the first alert's from its transaction's timestamp). Empty spans are left out."""
+    spans = []
+    previous_ms = -math.inf
+    for s in sorted(alerts, key=lambda a: a.received_ms):
+        begin = max(previous_ms, float(s.transaction_ts_ms))
+        if s.received_ms > begin:
+            spans.append((begin, s.received_ms))
+        previous_ms = s.received_ms
+    return spans
+
+
+def transition_stalls(
+    alerts: Sequence[run.AlertSample],
+    commits: Sequence[tuple[int, float]],
+    start_ms: float,
+    end_ms: float,
+    reach_ms: float = 10_000,
+) -> list[Transition]:
+    """One Transition per (batch, commit epoch ms) in [start_ms, end_ms]: its stall is the longest silence
+    (`silences`) overlapping [commit - reach_ms, commit + reach_ms]."""
+    spans = silences(alerts)
+    ends = [to for _, to in spans]
+    transitions = []
+    for batch, at_ms in sorted(commits, key=lambda c: c[1]):
+        if not start_ms <= at_ms <= end_ms:
+            continue
+        near = [
+            to - begin for begin, to in spans[bisect.bisect_left(ends, at_ms - reach_ms) :] if begin <= at_ms + reach_ms
+        ]
+        stall = round(max(near), 1) if near else None
+        transitions.append(Transition(batch, round((at_ms - start_ms) / 1000, 1), stall))
+    return transitions
+
+
+def commit_times(checkpoint_dir: Path) -> list[tuple[int, float]]:
+    """(batch, epoch ms) of every batch Spark committed under `checkpoint_dir` (`commits/<batch>` and its mtime)."""
+    commits = checkpoint_dir / "commits"
+    if not commits.is_dir():
+        return []
+    return sorted((int(f.name), f.stat().st_mtime * 1000) for f in commits.iterdir() if f.name.isdigit())
+
+
+def tree_bytes(path: Path) -> int:
+    """The total size of the regular files under `path` (0 when it does not exist); files that vanish while it walks
+    (RocksDB and Spark delete old versions) are skipped."""
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
+
+
+def process_group_java(pgid: int, proc: Path = Path("/proc")) -> int | None:
+    """The pid of the `java` process in process group `pgid` (the detector's Spark driver JVM), if there is one."""
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the parenthesised command name: state, ppid, pgrp, ...
+        comm, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        if comm == "java" and int(rest[2]) == pgid:
+            return int(entry.name)
+    return None
+
+
+def enable_gc_log(pid: int, path: Path) -> None:
+    """Has the running JVM `pid` log every collection to `path` (Java 9+ unified logging, switched on through the
+    attach API by `jcmd VM.log`: nothing to configure at its start, no collection forced). Raises CalledProcessError
+    when jcmd fails."""
+    argv = ["jcmd", str(pid), "VM.log", f"output={path}", "what=gc", "decorators=timemillis"]
+    subprocess.run(argv, check=True, capture_output=True, timeout=30)
+
+
+class Soak:
+    """The soak's Watcher (bench.run.Watcher): samples while the window runs, then reports and plots its series."""
+
+    def __init__(self, sample_interval_s: float = 10.0, reach_ms: float = 10_000) -> None:
+        self.sample_interval_s = sample_interval_s
+        self.reach_ms = reach_ms
+        self.disk: list[DiskSample] = []
+        self.commits: list[tuple[int, float]] = []
+        self.gc_log: Path | None = None
+        self.gc_log_error = ""
+
+    def watch(self, measurement: run.Measurement) -> None:
+        self._start_gc_log(measurement)
+        end_s = measurement.start_ms / 1000 + measurement.duration_s
+        while (now_s := time.time()) < end_s:
+            self.disk.append(DiskSample(now_s * 1000, tree_bytes(measurement.checkpoint_dir)))
+            time.sleep(max(0.0, min(self.sample_interval_s - (time.time() - now_s), end_s - time.time())))
+        self.disk.append(DiskSample(time.time() * 1000, tree_bytes(measurement.checkpoint_dir)))
+        self.commits = commit_times(measurement.checkpoint_dir)
+
+    def _start_gc_log(self, measurement: run.Measurement) -> None:
+        jvm = process_group_java(measurement.detector_pid) if measurement.detector_pid else None
+        if jvm is None:
+            self.gc_log_error = f"no java process in the detector's process group {measurement.detector_pid}"
+            return
+        path = measurement.work / "detector-gc.log"
+        try:
+            enable_gc_log(jvm, path)
+            self.gc_log = path
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.gc_log_error = f"jcmd {jvm} VM.log failed: {exc}"
+
+    def report(self, window: Sequence[run.AlertSample], start_ms: float, end_ms: float) -> dict[str, Any]:
+        gcs = parse_gc_log(self.gc_log.read_text()) if self.gc_log and self.gc_log.exists() else []
+        latencies = sorted(s.latency_ms for s in window)
+        transitions = transition_stalls(window, self.commits, start_ms, end_ms, self.reach_ms)
+        stalls = [t.stall_ms for t in transitions if t.stall_ms is not None]
+        return {
+            "p999_ms": round(percentile(latencies, 99.9), 1),
+            "max_stall_ms": max(stalls, default=None),
+            "minutes": [asdict(m) for m in per_minute(window, start_ms, end_ms, gcs, self.disk)],
+            "transitions": [asdict(t) for t in transitions],
+            "gc_log": str(self.gc_log) if self.gc_log else self.gc_log_error,
+        }
+
+    def plot(self, path: Path, result: dict[str, Any], samples: list[tuple[float, float]], start_ms: float) -> None:
+        plt = run.pyplot()
+        fig, axes = plt.subplots(3, 2, figsize=(13, 12))
+        run.draw_latency(axes[0][0], axes[0][1], samples, start_ms)
+        minutes, transitions = result["minutes"], result["transitions"]
+        for t in transitions:
+            axes[0][0].axvline(t["at_s"], color="grey", linewidth=0.8, alpha=0.6)
+        xs = [m["minute"] for m in minutes]
+        for key, label in (("p50_ms", "p50"), ("p99_ms", "p99"), ("max_ms", "max")):
+            axes[1][0].plot(xs, [_nan(m[key]) for m in minutes], marker=".", label=label)
+        axes[1][0].set(xlabel="minute", ylabel="alert latency (ms)", title="latency per minute")
+        axes[1][0].legend(loc="upper right")
+        axes[1][1].bar([t["at_s"] / 60 for t in transitions], [_nan(t["stall_ms"]) for t in transitions], width=0.3)
+        axes[1][1].axhline(500, color="red", linestyle="--", label="500 ms")
+        axes[1][1].set(xlabel="minute", ylabel="stall (ms)", title="checkpoint transition stalls")
+        axes[1][1].set_xlim(0, max(len(minutes), 1))
+        axes[1][1].legend(loc="upper right")
+        axes[2][0].plot(xs, [_nan(m["heap_after_gc_mb"]) for m in minutes], marker=".")
+        axes[2][0].set(xlabel="minute", ylabel="MiB", title="detector heap after GC (lowest in the minute)")
+        axes[2][1].plot(xs, [_nan(m["state_disk_mb"]) for m in minutes], marker=".")
+        axes[2][1].set(xlabel="minute", ylabel="MiB", title="state on disk (checkpoint location)")
+        fig.suptitle(f"fraudstream soak: {result['rate_tps']:.0f} tx/s for {result['duration_s'] / 60:.0f} min")
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="bench.soak",
+        description=__doc__,
+        epilog="Every other option is make bench's (python -m bench.run --help): --rate, --profile, --detector-arg...",
+        allow_abbrev=False,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--sample-interval-s", type=float, default=10.0, help="how often the state size is sampled")
+    p.add_argument("--stall-reach-s", type=float, default=10.0, help="how far around a transition a stall counts")
+    own, rest = p.parse_known_args(argv)
+    defaults = ["--duration-s", "3600", "--output", str(run.RESULTS / "soak.json"), "--label", "soak"]
+    return run.main([*defaults, *rest], watcher=Soak(own.sample_interval_s, own.stall_reach_s * 1000))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""make soak's watcher against a real detector process: it finds the Spark JVM, switches its GC log on through jcmd,
+and reads the checkpoint transitions and the state size from the checkpoint location. A trickle of transactions keeps
+Real-time Mode's batches (5 s here) coming: a batch starts only when there is input."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bench import run, soak
+from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_kafka.topics import ensure_contract_topics
+from fraudstream_localstack.processes import wait_for
+from tests.integration.detector.harness import Script, detector_process, sample
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_soak_watches_a_real_detector(kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path) -> None:
+    ensure_contract_topics(kafka_settings, unique_topics)
+    checkpoint = tmp_path / "checkpoint"
+    args = ["--checkpoint-interval", "5 seconds"]
+    detector, url = detector_process(kafka_settings, unique_topics, checkpoint, tmp_path / "det.log", extra_args=args)
+    watcher = soak.Soak(sample_interval_s=1)
+    stop = threading.Event()
+
+    def trickle() -> None:
+        script = Script(kafka_settings, unique_topics, next_ts_ms=int(time.time() * 1000))
+        while not stop.wait(0.5):
+            now_ms = int(time.time() * 1000)
+            tx = {"transactionId": f"t{now_ms}", "eventTime": now_ms, "payerId": "p", "paymentAmount": "1"}
+            script.transaction(tx)
+
+    producer = threading.Thread(target=trickle, daemon=True)
+    producer.start()
+    try:
+
+        def evaluating() -> bool:
+            detector.check_alive()
+            return sample(url, "fraud_input_rows_total") >= 1
+
+        wait_for(evaluating, 300, "the detector's first batch", interval_s=1)
+        start_ms = time.time() * 1000
+        watcher.watch(run.Measurement(tmp_path, checkpoint, detector.pid, start_ms, 25))
+        end_ms = time.time() * 1000
+    finally:
+        stop.set()
+        producer.join(30)
+        detector.stop()
+    assert watcher.gc_log is not None and watcher.gc_log.exists(), watcher.gc_log_error
+    assert len(watcher.disk) >= 20 and watcher.disk[-1].state_bytes > 0
+    report = watcher.report([], start_ms, end_ms)
+    assert len(report["transitions"]) >= 2, watcher.commits  # a batch every 5 s
+    assert all(t["stall_ms"] is None for t in report["transitions"])  # no alerts, so no silence to measure
+    assert [m["state_disk_mb"] is not None for m in report["minutes"]] == [True]

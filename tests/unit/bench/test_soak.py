@@ -1,0 +1,172 @@
+"""make soak's pure parts: the GC log, the per-minute series, silences and transition stalls, and its plumbing."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import run, soak
+from bench.run import AlertSample
+from bench.soak import DiskSample, GcPause, Minute, Transition
+
+T0 = 1_800_000_000_000.0
+
+
+def alert(tx_s: float, latency_ms: float) -> AlertSample:
+    """An alert for a transaction `tx_s` seconds into the window, received `latency_ms` later."""
+    tx_ms = int(T0 + tx_s * 1000)
+    return AlertSample(tx_ms + latency_ms, tx_ms, tx_ms, tx_ms)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [("[1795454339625ms] GC(5) Pause Young (Normal) (G1 Evacuation Pause) 178M->25M(256M) 0.645ms",
+      GcPause(1795454339625, 25.0, 0.645)),
+     ("[17ms] GC(9) Pause Remark 1.5G->1G(4G) 12.5ms", GcPause(17, 1024.0, 12.5)),
+     ("[18ms] GC(10) Pause Full (G1 Compaction Pause) 900M->512K(4096M) 250.0ms", GcPause(18, 0.5, 250.0)),
+     ("[19ms] GC(11) Pause Young (Concurrent Start) (G1 Humongous Allocation) 3000M->2900M(4096M) 8.000ms",
+      GcPause(19, 2900.0, 8.0)),
+     ("[20ms] GC(12) Concurrent Mark Cycle 30.100ms", None),
+     ("[21ms] GC(13) Pause Cleanup 2900M->2900M(4096M) 0.1ms", GcPause(21, 2900.0, 0.1)),
+     ("[22ms] Using G1", None),
+     ("", None),
+     ("GC(5) Pause Young (Normal) (G1 Evacuation Pause) 178M->25M(256M) 0.645ms", None)],
+)  # fmt: skip
+def test_gc_log_pauses_are_read_with_their_heap_after_and_duration(line: str, expected: GcPause | None) -> None:
+    assert soak.parse_gc_log(line) == ([expected] if expected else [])
+
+
+@pytest.mark.parametrize(
+    ("duration_ms", "minutes"),
+    [(0, 0), (3_000, 0), (3_001, 1), (60_000, 1), (63_000, 1), (63_001, 2), (120_040, 2), (3_600_000, 60)],
+)
+def test_a_final_fragment_of_3_s_or_less_is_not_a_minute(duration_ms: float, minutes: int) -> None:
+    assert soak.minute_count(T0, T0 + duration_ms) == minutes
+
+
+def test_per_minute_groups_alerts_by_transaction_time_and_gc_and_disk_by_when_they_happened() -> None:
+    window = [alert(1, 10), alert(2, 30), alert(59.9, 200), alert(121, 40), alert(-1, 999), alert(180, 999)]
+    gcs = [GcPause(int(T0 + 5_000), 900.0, 20.0), GcPause(int(T0 + 50_000), 700.0, 30.0),
+           GcPause(int(T0 + 170_000), 800.0, 5.0), GcPause(int(T0 - 1), 1.0, 1.0)]  # fmt: skip
+    disk = [
+        DiskSample(T0 + 61_000, 2 * soak.MB),
+        DiskSample(T0 + 1_000, 1 * soak.MB),
+        DiskSample(T0 + 59_000, 3 * soak.MB),
+    ]
+    assert soak.per_minute(window, T0, T0 + 180_000, gcs, disk) == [
+        Minute(1, 3, 30.0, 200.0, 200.0, heap_after_gc_mb=700.0, gc_pause_ms=50.0, state_disk_mb=3.0),
+        Minute(2, 0, None, None, None, heap_after_gc_mb=None, gc_pause_ms=0.0, state_disk_mb=2.0),
+        Minute(3, 1, 40.0, 40.0, 40.0, heap_after_gc_mb=800.0, gc_pause_ms=5.0, state_disk_mb=None),
+    ]
+
+
+def test_per_minute_of_an_empty_window() -> None:
+    assert soak.per_minute([], T0, T0 + 2_000) == []
+    assert soak.per_minute([], T0, T0 + 60_000) == [Minute(1, 0, None, None, None, None, 0.0, None)]
+
+
+def test_a_silence_is_bounded_by_the_previous_alert_and_by_the_transaction_arriving() -> None:
+    # Received at 1.010 s, 1.030 s (its transaction at 1.020 s), 5.000 s (its transaction at 2.000 s).
+    alerts = [alert(1, 10), alert(1.02, 10), alert(2, 3_000)]
+    assert soak.silences(alerts) == [(T0 + 1_000, T0 + 1_010), (T0 + 1_020, T0 + 1_030), (T0 + 2_000, T0 + 5_000)]
+    assert soak.silences([]) == []
+
+
+def steady(until_s: float, every_s: float = 0.1, latency_ms: float = 20) -> list[AlertSample]:
+    return [alert(i * every_s, latency_ms) for i in range(int(until_s / every_s))]
+
+
+def test_a_transition_stall_is_the_longest_silence_near_it_while_input_waits() -> None:
+    # Alerts every 100 ms at 20 ms latency; around 60 s nothing comes out for 2.5 s, then the backlog drains.
+    alerts = [a for a in steady(120) if not 59.0 <= (a.transaction_ts_ms - T0) / 1000 < 61.5]
+    alerts += [AlertSample(T0 + 61_500 + i, int(T0 + 59_000 + i * 100), 0, 0) for i in range(25)]
+    commits = [(0, T0 - 5_000), (1, T0 + 60_000), (2, T0 + 100_000), (3, T0 + 130_000)]
+    got = soak.transition_stalls(alerts, commits, T0, T0 + 120_000, reach_ms=10_000)
+    assert got == [Transition(1, 60.0, 2_500.0), Transition(2, 100.0, 20.0)]
+
+
+def test_a_transition_with_no_alert_anywhere_near_it_has_no_stall() -> None:
+    alerts = steady(10)
+    got = soak.transition_stalls(alerts, [(4, T0 + 50_000)], T0, T0 + 60_000, reach_ms=10_000)
+    assert got == [Transition(4, 50.0, None)]
+    assert soak.transition_stalls([], [(4, T0 + 50_000)], T0, T0 + 60_000) == [Transition(4, 50.0, None)]
+
+
+def test_commit_times_and_the_size_of_the_state_come_from_the_checkpoint_location(tmp_path: Path) -> None:
+    assert soak.commit_times(tmp_path) == [] and soak.tree_bytes(tmp_path / "absent") == 0
+    (tmp_path / "commits").mkdir()
+    for batch, mtime_s in ((0, 1_800_000_000), (1, 1_800_000_300), (10, 1_800_000_600)):
+        (tmp_path / "commits" / str(batch)).write_text("v1\n{}")
+        os.utime(tmp_path / "commits" / str(batch), (mtime_s, mtime_s))
+    (tmp_path / "commits" / ".1.crc").write_text("x")
+    assert soak.commit_times(tmp_path) == [(0, 1.8e12), (1, 1.8e12 + 300_000), (10, 1.8e12 + 600_000)]
+    (tmp_path / "state" / "0").mkdir(parents=True)
+    (tmp_path / "state" / "0" / "1.changelog").write_bytes(b"x" * 1000)
+    assert soak.tree_bytes(tmp_path) == 3 * len("v1\n{}") + 1 + 1000
+
+
+def test_the_detector_jvm_is_the_java_process_in_its_process_group(tmp_path: Path) -> None:
+    for pid, comm, pgrp in ((10, "python3", 10), (11, "java", 10), (12, "java", 99), (13, "bash (x) y", 10)):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} ({comm}) S 1 {pgrp} {pgrp} 0 -1 4194560 0 0")
+    (tmp_path / "self").mkdir()
+    (tmp_path / "14").mkdir()  # exited while we looked: no stat
+    assert soak.process_group_java(10, tmp_path) == 11
+    assert soak.process_group_java(99, tmp_path) == 12
+    assert soak.process_group_java(7, tmp_path) is None
+
+
+def test_the_soak_report_adds_the_contract_keys(tmp_path: Path) -> None:
+    watcher = soak.Soak()
+    watcher.gc_log = tmp_path / "gc.log"
+    watcher.gc_log.write_text(
+        f"[{int(T0 + 1_000)}ms] GC(1) Pause Young (Normal) (G1 Evacuation Pause) 9M->4M(64M) 1ms\n"
+    )
+    watcher.disk = [DiskSample(T0 + 30_000, soak.MB)]
+    watcher.commits = [(3, T0 + 30_000)]
+    window = steady(60)
+    report = watcher.report(window, T0, T0 + 60_000)
+    assert report["p999_ms"] == 20.0 and report["max_stall_ms"] == 20.0
+    assert report["minutes"] == [
+        {"minute": 1, "alerts": 600, "p50_ms": 20.0, "p99_ms": 20.0, "max_ms": 20.0, "heap_after_gc_mb": 4.0,
+         "gc_pause_ms": 1.0, "state_disk_mb": 1.0}
+    ]  # fmt: skip
+    assert report["transitions"] == [{"batch": 3, "at_s": 30.0, "stall_ms": 20.0}]
+    result: dict[str, Any] = {"rate_tps": 10.0, "duration_s": 60.0, **report}
+    watcher.plot(
+        tmp_path / "soak.png", json.loads(json.dumps(result)), [(a.received_ms, a.latency_ms) for a in window], T0
+    )
+    assert (tmp_path / "soak.png").stat().st_size > 10_000
+
+
+def test_without_a_detector_jvm_the_soak_says_why_it_has_no_heap_series(tmp_path: Path) -> None:
+    watcher = soak.Soak(sample_interval_s=0.05)
+    (tmp_path / "checkpoint").mkdir()
+    watcher.watch(run.Measurement(tmp_path, tmp_path / "checkpoint", None, time.time() * 1000, 0.2))
+    assert len(watcher.disk) >= 3
+    report = watcher.report([], T0, T0 + 60_000)
+    assert report["gc_log"].startswith("no java process") and report["minutes"][0]["heap_after_gc_mb"] is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "forwarded", "interval_s", "reach_ms"),
+    [([], [], 10.0, 10_000.0),
+     (["--duration-s", "120", "--rate", "200", "--sample-interval-s", "2"], ["--duration-s", "120", "--rate", "200"],
+      2.0, 10_000.0),
+     (["--stall-reach-s", "5", "--profile", "flink-demo"], ["--profile", "flink-demo"], 10.0, 5_000.0)],
+)  # fmt: skip
+def test_soak_options_reach_bench_run_after_its_defaults(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], forwarded: list[str], interval_s: float, reach_ms: float
+) -> None:
+    calls: list[tuple[list[str], Any]] = []
+    monkeypatch.setattr(run, "main", lambda args, watcher: calls.append((args, watcher)) or 0)
+    assert soak.main(argv) == 0
+    [(args, watcher)] = calls
+    defaults = ["--duration-s", "3600", "--output", str(run.RESULTS / "soak.json"), "--label", "soak"]
+    assert args == defaults + forwarded  # later flags win in argparse: SOAK_ARGS override the defaults
+    assert (watcher.sample_interval_s, watcher.reach_ms) == (interval_s, reach_ms)
