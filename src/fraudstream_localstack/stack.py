@@ -123,7 +123,7 @@ def run(components: list[Component]) -> int:
         signal.signal(sig, on_signal)
     STACK_ENV.unlink(missing_ok=True)
     stack = LocalStack(StackConfig(), components)
-    print("fraudstream: starting Kafka, etcd, kube-apiserver ...", flush=True)
+    print("fraudstream: starting Kafka, etcd, kube-apiserver, kube-controller-manager ...", flush=True)
     try:
         stack.start()
         started.set()
