@@ -213,20 +213,22 @@ apt_install_pinned() {
 }
 
 # node_packages: the node's runtime from Debian: containerd (CRI), runc, the CNI plugins (/usr/lib/cni), iptables
-# (kube-proxy, portmap) and conntrack (kube-proxy's cleanup of stale UDP flows). The packages start no service here:
-# the node runs its own containerd with its own configuration and directories.
+# (kube-proxy, portmap), conntrack (kube-proxy's cleanup of stale UDP flows) and nftables (`nft`, to look at and
+# check the rules). The packages start no service here: the node runs its own containerd with its own configuration
+# and directories.
 node_packages() {
   local specs=("containerd=$DEB_CONTAINERD_VERSION" "runc=$DEB_RUNC_VERSION"
-    "containernetworking-plugins=$DEB_CNI_PLUGINS_VERSION" "iptables=$DEB_IPTABLES_VERSION" "conntrack=$DEB_CONNTRACK_VERSION")
+    "containernetworking-plugins=$DEB_CNI_PLUGINS_VERSION" "iptables=$DEB_IPTABLES_VERSION" "conntrack=$DEB_CONNTRACK_VERSION"
+    "nftables=$DEB_NFTABLES_VERSION")
   local have
-  have=$(dpkg-query -W -f='${Package}=${Version} ' containerd runc containernetworking-plugins iptables conntrack 2>/dev/null || true)
+  have=$(dpkg-query -W -f='${Package}=${Version} ' "${specs[@]%%=*}" 2>/dev/null || true)
   if stamped node-packages "$have" && command -v containerd >/dev/null && command -v runc >/dev/null \
-    && [ -x /usr/lib/cni/bridge ] && command -v iptables >/dev/null; then return; fi
+    && [ -x /usr/lib/cni/bridge ] && command -v iptables >/dev/null && command -v nft >/dev/null; then return; fi
   apt_install_pinned node-packages "${specs[@]}"
   if command -v systemctl >/dev/null && systemctl is-active --quiet containerd 2>/dev/null; then
     log "node-packages: the package started a system containerd; the node does not use it (its socket differs)"
   fi
-  have=$(dpkg-query -W -f='${Package}=${Version} ' containerd runc containernetworking-plugins iptables conntrack)
+  have=$(dpkg-query -W -f='${Package}=${Version} ' "${specs[@]%%=*}")
   stamp node-packages "$have"
 }
 
