@@ -3,8 +3,9 @@ Services by DNS name, and go when their namespace goes; `make k8s-down` leaves n
 after its supervisor was killed.
 
 The node runs in a state directory of the test's own, so a developer's `make k8s-up` node is not touched. The
-before/after comparisons cover the whole machine (host iptables and nftables rules, links, mount points): another
-job changing those at the same moment would show up here too.
+before/after comparisons cover the whole machine (host iptables and nftables rules, links, mount points, except
+what other nodes mount below their own state directories): another job changing those at the same moment would
+show up here too.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pytest
 from fraudstream_localstack import node_host as host
 from fraudstream_localstack.layout import ROOT, versions
 from fraudstream_localstack.node import LocalNode, container_nofile
-from fraudstream_localstack.node_config import NodeLayout, image_name
+from fraudstream_localstack.node_config import MACHINE_DIR, NodeLayout, image_name
 from fraudstream_localstack.node_manifests import echo_objects, namespace, service_url
 from fraudstream_localstack.processes import wait_for
 
@@ -61,11 +62,14 @@ class MachineState:
             rules[tool] = "\n".join(line for line in out.splitlines() if not line.startswith("#"))
         rules["nft"] = subprocess.run(["nft", "list", "ruleset"], capture_output=True, text=True, check=False).stdout
         links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=True).stdout
-        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+        mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+        # Other nodes on this machine (a developer's `make k8s-up`) mount and unmount below their own state
+        # directories as their pods come and go; those are theirs, not ours to compare.
+        others = [f"{Path(p.read_text().strip())}/" for p in MACHINE_DIR.glob("node-*.owner")]
         return MachineState(
             rules=rules,
             links=frozenset(line.split(":")[1].strip().split("@")[0] for line in links.splitlines()),
-            mountpoints=frozenset(line.split()[4] for line in mounts),
+            mountpoints=frozenset(m for m in mounts if not any(f"{m}/".startswith(o) for o in others)),
             sysctls={key: Path("/proc/sys", key).read_text().strip() for key in host.KUBELET_SYSCTLS},
             system_paths=frozenset(str(p) for p in SYSTEM_PATHS if p.exists()),
         )
