@@ -516,6 +516,8 @@ def down(state_dir: Path, env_file: Path, timeout_s: float = 180, quiet: bool = 
         try:
             host.sweep(layout, owns_index=lock is not None)
             host.remove_state(layout)
+            if lock is not None and lock.previous_owner() == state_dir.resolve():
+                layout.owner_file.unlink(missing_ok=True)
         finally:
             if lock is not None:
                 lock.release()

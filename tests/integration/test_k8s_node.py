@@ -270,6 +270,7 @@ def test_k8s_down_leaves_nothing_behind(node: Node) -> None:
     assert not [f for f in running.files if f.exists() or f.is_symlink()]
     assert not processes_naming(layout.state_dir)
     assert [p.name for p in layout.state_dir.iterdir()] == ["logs"]
+    assert not layout.owner_file.exists()  # of the machine-wide records, only the index's lock file stays
     now = MachineState.read()
     assert now.rules == node.before.rules
     assert now.links == node.before.links
@@ -305,6 +306,7 @@ def test_k8s_down_cleans_up_after_a_killed_supervisor(tmp_path: Path) -> None:
     assert host.NodeFootprint.of(layout).empty()
     assert not [p for p in left.processes if p.alive()]
     assert not processes_naming(tmp_path)
+    assert not layout.owner_file.exists()
     assert not [f for f in left.files if f.exists() or f.is_symlink()]
     now = MachineState.read()
     assert (now.rules, now.links, now.mountpoints, now.sysctls, now.system_paths) == (
