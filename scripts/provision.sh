@@ -248,30 +248,31 @@ node_binaries() {
 # fraudstream_localstack.oci): the pause (sandbox) process and the probe (the smoke check's server and client) from
 # scripts/k8s-node/, and CoreDNS built from github.com/coredns/coredns@$COREDNS_VERSION with the plugins
 # scripts/k8s-node/coredns/main.go names.
+# Each has a stamp of its own, so that changing the probe does not rebuild CoreDNS.
 node_images() {
   local src="$ROOT/scripts/k8s-node" out="$CACHE/k8s-node"
-  local key
-  key="coredns-$COREDNS_VERSION-$(cat "$src"/*/main.go | sha256sum | cut -c1-16)"
-  if stamped k8s-node-images "$key" && [ -x "$out/pause" ] && [ -x "$out/probe" ] && [ -x "$out/coredns" ]; then
-    return
-  fi
+  local key tool cdir="$CACHE/build/coredns-$COREDNS_VERSION"
   export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
   mkdir -p "$out"
-  local tool cdir="$CACHE/build/coredns-$COREDNS_VERSION"
   for tool in pause probe; do
+    key="$(sha256sum "$src/$tool/main.go" | cut -c1-16)"
+    if stamped "k8s-node-$tool" "$key" && [ -x "$out/$tool" ]; then continue; fi
     log "k8s-node: building $tool"
     mkdir -p "$CACHE/build/$tool"
     cp "$src/$tool/main.go" "$CACHE/build/$tool/main.go"
     printf 'module fraudstream.local/%s\ngo 1.24\n' "$tool" >"$CACHE/build/$tool/go.mod"
     (cd "$CACHE/build/$tool" && go build -trimpath -ldflags "-s -w" -o "$out/$tool" .) || die "building $tool failed"
+    stamp "k8s-node-$tool" "$key"
   done
+  key="$COREDNS_VERSION-$(sha256sum "$src/coredns/main.go" | cut -c1-16)"
+  if stamped k8s-node-coredns "$key" && [ -x "$out/coredns" ]; then return; fi
   mkdir -p "$cdir"
   log "k8s-node: building CoreDNS $COREDNS_VERSION (minutes, once)"
   cp "$src/coredns/main.go" "$cdir/main.go"
   printf 'module fraudstream.local/coredns\ngo 1.24\nrequire github.com/coredns/coredns %s\n' "$COREDNS_VERSION" >"$cdir/go.mod"
   (cd "$cdir" && go build -trimpath -ldflags "-s -w" \
     -o "$out/coredns" .) || die "building CoreDNS $COREDNS_VERSION failed; retry with 'make install'"
-  stamp k8s-node-images "$key"
+  stamp k8s-node-coredns "$key"
 }
 
 k8s_node() { node_packages; k8s; node_binaries; node_images; }

@@ -5,8 +5,9 @@
 //	probe get [-timeout 5s] URL                    resolves the URL's host and fetches it, retrying until the
 //	                                               deadline (DNS and Service rules may lag a new Service); prints the body
 //	probe resolve [-server IP:53] [-timeout 5s] NAME   prints the addresses of NAME, asking -server if given
+//	probe write PATH TEXT                          writes TEXT and a newline to PATH (a file on a volume), reads it back
 //
-// get and resolve exit 0 on success and 1 on any failure, saying why on stderr.
+// get, resolve and write exit 0 on success and 1 on any failure, saying why on stderr.
 package main
 
 import (
@@ -24,7 +25,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: probe serve|get|resolve ...")
+		fail("usage: probe serve|get|resolve|write ...")
 	}
 	cmd, args := os.Args[1], os.Args[2:]
 	switch cmd {
@@ -34,6 +35,8 @@ func main() {
 		get(args)
 	case "resolve":
 		resolve(args)
+	case "write":
+		write(args)
 	default:
 		fail("unknown command " + cmd)
 	}
@@ -128,4 +131,22 @@ func resolve(args []string) {
 	for _, a := range addrs {
 		fmt.Println(a)
 	}
+}
+
+func write(args []string) {
+	if len(args) != 2 {
+		fail("usage: probe write PATH TEXT")
+	}
+	want := args[1] + "\n"
+	if err := os.WriteFile(args[0], []byte(want), 0o644); err != nil {
+		fail(err.Error())
+	}
+	got, err := os.ReadFile(args[0])
+	if err != nil {
+		fail(err.Error())
+	}
+	if string(got) != want {
+		fail(fmt.Sprintf("%s: read back %q, wrote %q", args[0], got, want))
+	}
+	fmt.Print(want)
 }
