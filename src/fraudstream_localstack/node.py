@@ -8,8 +8,9 @@
 answers, and a pod has reached a Service by its DNS name; it then prints the env file. The supervisor (`run`)
 starts every component as a ManagedProcess inside the node's network namespace: containerd (CRI, runc, the CNI
 plugins), etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy; it applies
-CoreDNS. On SIGTERM it stops them in reverse order and sweeps (see node_host). `down` stops the supervisor and
-sweeps again, so a node whose supervisor was killed goes away just as completely. Both are idempotent.
+CoreDNS and the default StorageClass, and then provisions that class's claims itself (node_storage). On SIGTERM it
+stops them in reverse order and sweeps (see node_host). `down` stops the supervisor and sweeps again, so a node
+whose supervisor was killed goes away just as completely. Both are idempotent.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from . import node_config as cfg
 from . import node_host as host
 from .layout import BIN, CACHE, require
 from .node_manifests import client_pod, coredns_objects, echo_objects, namespace, service_url
+from .node_storage import HostPathProvisioner
 from .oci import FileEntry, ImageSpec, write_image_archive
 from .pki import CertificateAuthority
 from .processes import ManagedProcess, NotReadyError, ProcessDiedError, wait_for
@@ -83,7 +85,9 @@ class LocalNode:
         self.layout = layout
         self.log = log
         self.ca = CertificateAuthority(layout.pki_dir, common_name=f"fraudstream-k8s-{layout.index}-ca")
+        self.storage = HostPathProvisioner(self, layout.volumes_dir, log=log)
         self._procs: list[ManagedProcess] = []
+        self._last_tend_error = ""
 
     # ---- preparation --------------------------------------------------------------------------------------------
     def _write_json(self, path: Path, value: object) -> Path:
@@ -194,8 +198,9 @@ class LocalNode:
                                    f"--config={lay.config_dir / 'kube-proxy.json'}", "--v=0"])  # fmt: skip
         self._wait(f"node {lay.node_name} Ready", self.node_ready, remaining())
 
-        self.log("k8s: CoreDNS")
+        self.log("k8s: CoreDNS, the default StorageClass")
         self.apply(coredns_objects(lay))
+        self.storage.install()
         self._wait("CoreDNS available", lambda: self.deployment_available("kube-system", "coredns"), remaining())
         self._wait("CoreDNS answering from the host", self.dns_answers, remaining())
         self.log("k8s: smoke check (a pod reaches a Service by its DNS name)")
@@ -332,6 +337,11 @@ class LocalNode:
     def pod_phase(self, ns: str, name: str) -> str:
         return str(self.get(f"/api/v1/namespaces/{ns}/pods/{name}").get("status", {}).get("phase", ""))
 
+    def pod_finished(self, ns: str, name: str) -> str | None:
+        """The pod's phase once it has run to its end ("Succeeded" or "Failed"); None while it has not."""
+        phase = self.pod_phase(ns, name)
+        return phase if phase in ("Succeeded", "Failed") else None
+
     def dns_answers(self) -> bool:
         """CoreDNS, asked from the host through the kube-dns Service IP, resolves the `kubernetes` Service."""
         name = f"kubernetes.default.svc.{cfg.CLUSTER_DOMAIN}."
@@ -349,12 +359,7 @@ class LocalNode:
             self._wait("the default ServiceAccount",
                        lambda: self.get(f"/api/v1/namespaces/{ns}/serviceaccounts/default"), timeout_s)  # fmt: skip
             self.apply([client_pod(ns, "client", service_url("echo", ns))])
-
-            def client_done() -> str | None:
-                phase = self.pod_phase(ns, "client")
-                return phase if phase in ("Succeeded", "Failed") else None
-
-            self._wait("the smoke check's client pod", client_done, timeout_s)
+            self._wait("the smoke check's client pod", lambda: self.pod_finished(ns, "client"), timeout_s)
             logs = self.request("GET", f"/api/v1/namespaces/{ns}/pods/client/log").decode(errors="replace")
             answer = logs.strip().splitlines()[-1:]  # after any "retrying" lines (a new Service's rules may lag)
             if self.pod_phase(ns, "client") != "Succeeded" or not answer or not answer[0].startswith("echo-"):
@@ -362,6 +367,17 @@ class LocalNode:
         finally:
             with contextlib.suppress(Exception):
                 self.request("DELETE", f"/api/v1/namespaces/{ns}")
+
+    def tend(self) -> None:
+        """What the supervisor does every second while the node runs: one pass of the volume provisioner. An error
+        (the API server busy, an object deleted meanwhile) is logged once and the pass retried the next time."""
+        try:
+            self.storage.reconcile()
+            self._last_tend_error = ""
+        except (OSError, host.HostCommandError) as exc:  # urllib's errors are OSErrors
+            if str(exc) != self._last_tend_error:
+                self.log(f"k8s: volume provisioner: {exc} (retrying)")
+            self._last_tend_error = str(exc)
 
     # ---- stopping -----------------------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -430,7 +446,7 @@ def run(state_dir: Path, env_file: Path, timeout_s: float) -> int:
         _write_env(env_file, layout)
         print(f"k8s: node {layout.node_name} ready; KUBECONFIG={layout.kubeconfig}", flush=True)
         while not stop.wait(1.0):
-            pass
+            node.tend()
         return 0
     except KeyboardInterrupt:
         print("k8s: interrupted while starting", flush=True)

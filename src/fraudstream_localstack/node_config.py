@@ -174,6 +174,11 @@ class NodeLayout:
         return self.state_dir / "images"
 
     @property
+    def volumes_dir(self) -> Path:
+        """The directories of the PersistentVolumes the node provisions (node_storage)."""
+        return self.state_dir / "volumes"
+
+    @property
     def config_dir(self) -> Path:
         return self.state_dir / "config"
 

@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import time
+import urllib.error
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from fraudstream_localstack.layout import ROOT, versions
 from fraudstream_localstack.node import LocalNode, container_nofile
 from fraudstream_localstack.node_config import MACHINE_DIR, NodeLayout, image_name
 from fraudstream_localstack.node_manifests import echo_objects, namespace, service_url
+from fraudstream_localstack.node_storage import STORAGE_CLASS
 from fraudstream_localstack.processes import wait_for
 
 pytestmark = pytest.mark.integration
@@ -133,6 +135,17 @@ def pause_deployment(ns: str, name: str, replicas: int) -> dict[str, Any]:
             "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
         },
     }
+
+
+def gone(node: Node, path: str) -> bool:
+    """The API object at `path` no longer exists."""
+    try:
+        node.api.get(path)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return True
+        raise
+    return False
 
 
 def pods(node: Node, ns: str, selector: str = "") -> list[dict[str, Any]]:
@@ -241,17 +254,63 @@ def test_deleting_a_namespace_or_an_owner_garbage_collects_what_it_held(node: No
     # deleting the namespace: everything in it goes, and its pods stop on the node
     owned_pod = pods(node, ns, "app=owned")[0]["metadata"]["uid"]
     node.api.request("DELETE", f"/api/v1/namespaces/{ns}")
-
-    def namespace_gone() -> bool:
-        try:
-            node.api.get(f"/api/v1/namespaces/{ns}")
-        except Exception as exc:  # urllib.error.HTTPError 404
-            return getattr(exc, "code", None) == 404
-        return False
-
-    wait_for(namespace_gone, 180, f"namespace {ns} to be deleted")
+    wait_for(lambda: gone(node, f"/api/v1/namespaces/{ns}"), 180, f"namespace {ns} to be deleted")
     wait_for(lambda: not any(p.name == f"pod{owned_pod}" for p in host.cgroup_dirs(node.layout)), 60,
              "the namespace's pod to stop on the node")  # fmt: skip
+
+
+def test_a_claim_binds_a_provisioned_volume_that_goes_with_the_claim(node: Node) -> None:
+    ns = create_namespace(node)
+    claim_path = f"/api/v1/namespaces/{ns}/persistentvolumeclaims/data"
+    # no storageClassName: the API server's DefaultStorageClass admission gives it the node's default class
+    claim_spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    meta = {"name": "data", "namespace": ns}
+    node.api.apply([{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": claim_spec}])
+
+    def bound() -> dict[str, Any] | None:
+        claim = node.api.get(claim_path)
+        return claim if claim.get("status", {}).get("phase") == "Bound" else None
+
+    claim = wait_for(bound, 60, f"claim {ns}/data bound")
+    assert claim["spec"]["storageClassName"] == STORAGE_CLASS
+    volume = node.api.get(f"/api/v1/persistentvolumes/{claim['spec']['volumeName']}")
+    directory = Path(volume["spec"]["hostPath"]["path"])
+    assert directory.parent == node.layout.volumes_dir
+    assert volume["spec"]["capacity"] == {"storage": "1Gi"}
+
+    # a pod that is not root writes to it
+    writer = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "writer", "namespace": ns},
+        "spec": {
+            "restartPolicy": "Never",
+            "securityContext": {"runAsUser": 65534, "runAsGroup": 65534},
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+            "containers": [
+                {
+                    "name": "write",
+                    "image": image_name("probe"),
+                    "imagePullPolicy": "Never",
+                    "args": ["write", "/data/hello", f"hello from {ns}"],
+                    "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                }
+            ],
+        },
+    }
+    node.api.apply([writer])
+    phase = wait_for(lambda: node.api.pod_finished(ns, "writer"), 120, "the writer pod to finish")
+    assert phase == "Succeeded", node.api.request("GET", f"/api/v1/namespaces/{ns}/pods/writer/log")
+    assert (directory / "hello").read_text() == f"hello from {ns}\n"
+    assert (directory / "hello").stat().st_uid == 65534
+
+    # the claim goes (after its pod: a claim in use is kept while a pod uses it), then its volume and directory
+    node.api.request("DELETE", f"/api/v1/namespaces/{ns}/pods/writer")
+    wait_for(lambda: gone(node, f"/api/v1/namespaces/{ns}/pods/writer"), 60, "the writer pod to go")
+    node.api.request("DELETE", claim_path)
+    wait_for(lambda: gone(node, claim_path), 60, "the claim to go")
+    wait_for(lambda: gone(node, f"/api/v1/persistentvolumes/{volume['metadata']['name']}"), 60, "the volume to go")
+    assert not directory.exists()
 
 
 def test_k8s_down_leaves_nothing_behind(node: Node) -> None:
