@@ -21,12 +21,10 @@ import json
 import os
 import resource
 import secrets
-import shlex
 import signal
 import ssl
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -35,12 +33,12 @@ from typing import Any
 
 from . import node_config as cfg
 from . import node_host as host
-from .layout import BIN, CACHE, require
+from .layout import BIN, CACHE, require, write_env_file
 from .node_manifests import client_pod, coredns_objects, echo_objects, namespace, service_url
 from .node_storage import HostPathProvisioner
 from .oci import FileEntry, ImageSpec, write_image_archive
 from .pki import CertificateAuthority
-from .processes import ManagedProcess, NotReadyError, ProcessDiedError, wait_for
+from .processes import ManagedProcess, NotReadyError, ProcessDiedError, StopSignals, wait_for
 
 IMAGE_BINARIES = CACHE / "k8s-node"
 CNI_BIN_DIR = Path("/usr/lib/cni")
@@ -246,17 +244,30 @@ class LocalNode:
             "--v=0",
         ]
 
-    def _controller_manager_argv(self) -> list[str]:
-        lay, pki = self.layout, self.layout.pki_dir
-        kubeconfig = lay.component_kubeconfig("kube-controller-manager")
+    def _controller_argv(self, component: str, step: str, *flags: str) -> list[str]:
+        """kube-controller-manager's or kube-scheduler's command line: its own identity for the API and for checking
+        who asks its secure port, serving on the node IP with a certificate of its own making, no leader election
+        (there is one of each), then `flags`."""
+        lay = self.layout
+        kubeconfig = lay.component_kubeconfig(component)
         return [
-            str(require(BIN / "kube-controller-manager", "k8s")),
+            str(require(BIN / component, step)),
             f"--kubeconfig={kubeconfig}",
             f"--authentication-kubeconfig={kubeconfig}",
             f"--authorization-kubeconfig={kubeconfig}",
             f"--bind-address={lay.node_ip}",
-            f"--cert-dir={lay.config_dir / 'kube-controller-manager-serving'}",
+            f"--cert-dir={lay.config_dir / f'{component}-serving'}",
             "--leader-elect=false",
+            "--profiling=false",
+            "--v=0",
+            *flags,
+        ]
+
+    def _controller_manager_argv(self) -> list[str]:
+        lay, pki = self.layout, self.layout.pki_dir
+        return self._controller_argv(
+            "kube-controller-manager",
+            "k8s",
             "--use-service-account-credentials=true",
             f"--service-account-private-key-file={pki / 'sa.key'}",
             f"--root-ca-file={pki / 'ca.crt'}",
@@ -264,24 +275,10 @@ class LocalNode:
             f"--cluster-signing-key-file={pki / 'ca.key'}",
             f"--cluster-name=fraudstream-k8s-{lay.index}",
             "--allocate-node-cidrs=false",
-            "--profiling=false",
-            "--v=0",
-        ]
+        )
 
     def _scheduler_argv(self) -> list[str]:
-        lay = self.layout
-        kubeconfig = lay.component_kubeconfig("kube-scheduler")
-        return [
-            str(require(BIN / "kube-scheduler", "k8s-node")),
-            f"--kubeconfig={kubeconfig}",
-            f"--authentication-kubeconfig={kubeconfig}",
-            f"--authorization-kubeconfig={kubeconfig}",
-            f"--bind-address={lay.node_ip}",
-            f"--cert-dir={lay.config_dir / 'kube-scheduler-serving'}",
-            "--leader-elect=false",
-            "--profiling=false",
-            "--v=0",
-        ]
+        return self._controller_argv("kube-scheduler", "k8s-node")
 
     def _kubelet_argv(self) -> list[str]:
         lay = self.layout
@@ -418,35 +415,18 @@ def _choose_index(state_dir: Path) -> tuple[cfg.NodeLayout, host.IndexLock]:
     raise NodeStartError(f"no free node index (0..{cfg.MAX_NODES - 1}) on this machine")
 
 
-def _write_env(path: Path, layout: cfg.NodeLayout) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(f"export {k}={shlex.quote(v)}\n" for k, v in cfg.cluster_env(layout).items()))
-    tmp.replace(path)
-
-
 def run(state_dir: Path, env_file: Path, timeout_s: float) -> int:
-    """The supervisor: start the node, write the env file, wait for SIGTERM/SIGINT, stop the node."""
-    stop = threading.Event()
-    started = threading.Event()
-
-    def on_signal(*_: object) -> None:
-        if not started.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, on_signal)
+    """The supervisor: start the node, write the env file, tend it until SIGTERM/SIGINT, stop the node."""
+    signals = StopSignals()
     env_file.unlink(missing_ok=True)
     layout, lock = _choose_index(state_dir)
     node = LocalNode(layout, log=lambda msg: print(msg, flush=True))
     try:
         node.start(timeout_s)
-        started.set()
-        _write_env(env_file, layout)
+        signals.started()
+        write_env_file(env_file, cfg.cluster_env(layout))
         print(f"k8s: node {layout.node_name} ready; KUBECONFIG={layout.kubeconfig}", flush=True)
-        while not stop.wait(1.0):
-            node.tend()
+        signals.wait(tick=node.tend)
         return 0
     except KeyboardInterrupt:
         print("k8s: interrupted while starting", flush=True)
