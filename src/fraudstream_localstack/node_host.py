@@ -494,13 +494,22 @@ def sweep(layout: NodeLayout, owns_index: bool, timeout_s: float = 60) -> None:
     if owns_index:
         for path in cgroup_dirs(layout):
             wait_for(functools.partial(_rmdir_cgroup, path), max(1.0, deadline - time.monotonic()), f"rmdir {path}")
-        if host_link_exists(layout):
-            run(["ip", "link", "del", layout.host_link])
+        wait_for(functools.partial(delete_host_link, layout), max(1.0, deadline - time.monotonic()),
+                 f"the host link {layout.host_link} to go")  # fmt: skip
         for path in strays:
             path.unlink(missing_ok=True)
         if not other_nodes_running(layout.index):
             remove_empty_shared_dirs()
             restore_sysctls(layout.index)
+
+
+def delete_host_link(layout: NodeLayout) -> bool:
+    """Deletes the host end of the node's link; True once it is gone. Freeing the node's network namespace (the
+    unmount in `sweep`) deletes it too, but the kernel does that later, in the background: the link can go between
+    a look and `ip link del`, so a failed delete counts only if the link is still there."""
+    if host_link_exists(layout):
+        run(["ip", "link", "del", layout.host_link], check=False)
+    return not host_link_exists(layout)
 
 
 def _rmdir_cgroup(path: Path) -> bool:
