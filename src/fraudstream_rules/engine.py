@@ -77,7 +77,7 @@ from .aggregates import (
     limit_holds,
 )
 from .alerts import Alert, alert_id
-from .dead_letters import DeadLetterError, Rejection, bounded
+from .dead_letters import DeadLetterError, Rejection, bounded, preview
 from .decimals import AMOUNT_DIGITS, EXACT, ONE, as_amount
 from .exceptions import CorruptStateError, InvalidTransactionError, RejectedRuleMessageError
 from .json_values import dumps_exact, escape_lone_surrogates
@@ -396,7 +396,7 @@ class Detector:
         if rule is not None and rule.rule_id != rule_id:
             raise RejectedRuleMessageError(
                 RuleMessageReason.KEY_MISMATCH,
-                f"rule message key {rule_id!r} does not match its ruleId {rule.rule_id!r}",
+                f"rule message key {preview(rule_id)} does not match its ruleId {preview(rule.rule_id)}",
             )
         self._rule_seq += 1
         if rule is None:

@@ -27,6 +27,7 @@ Contracts (CONTRACT section 4, plus the project's choices):
 from __future__ import annotations
 
 import json
+import math
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Final, TypeVar
 
+from .dead_letters import preview
 from .decimals import as_number, canonical_decimal, is_amount, parse_decimal_text
 from .exceptions import InvalidRuleError, RejectedRuleMessageError
 from .json_values import JsonValueError, loads_exact
@@ -246,10 +248,35 @@ _SPEC_FIELDS: Final = (
 _FILTER_FIELDS: Final = ("field", "operator", "value")
 
 
+def _shown(value: object) -> str:
+    """A spec value as analysts see it in a refusal: compact JSON cut to `PREVIEW_CHARS` (floats, which only a
+    FraudRule read from YAML carries, as the JSON number they read as)."""
+    if isinstance(value, float) and math.isfinite(value):
+        return preview(Decimal(repr(value)))
+    try:
+        return preview(value)
+    except (TypeError, ValueError):
+        return preview(str(value))
+
+
+def _quote_hint(value: float) -> str:
+    """What a refusal says of a float (YAML's reading of an unquoted decimal), and how to write it instead."""
+    return f"the float {_shown(value)}; quote it: {_shown(repr(value))}"
+
+
 def _describe(value: object) -> str:
-    if isinstance(value, bool | int | str) or value is None:
-        return repr(value)
-    return f"{type(value).__name__} {value!r}"
+    """`_shown(value)`, after its JSON type unless a scalar's JSON says it (a number, string, boolean or null)."""
+    if value is None or isinstance(value, bool | int | str):
+        return _shown(value)
+    if isinstance(value, Mapping):
+        kind = "object"
+    elif isinstance(value, list | tuple):
+        kind = "array"
+    elif isinstance(value, float | Decimal):
+        kind = "number"
+    else:
+        kind = type(value).__name__
+    return f"{kind} {_shown(value)}"
 
 
 def _require(raw: Mapping[str, object], name: str) -> object:
@@ -278,7 +305,7 @@ def _parse_grouping(value: object) -> tuple[str, ...]:
     names = [_field_name(name, f"spec.groupingKeyNames[{index}]") for index, name in enumerate(value)]
     for name in names:
         if names.count(name) > 1:
-            raise InvalidRuleError(f"spec.groupingKeyNames names {name!r} more than once")
+            raise InvalidRuleError(f"spec.groupingKeyNames names {_shown(name)} more than once")
     return tuple(sorted(names))
 
 
@@ -294,15 +321,13 @@ def _parse_limit(value: object) -> Decimal:
     elif isinstance(value, str):
         number = parse_decimal_text(value)
     elif isinstance(value, float):
-        raise InvalidRuleError(
-            f"{where} must be an integer or a decimal string, got the float {value!r}; quote it: '{value!r}'"
-        )
+        raise InvalidRuleError(f"{where} must be an integer or a decimal string, got {_quote_hint(value)}")
     else:
         number = None
     if number is None:
         raise InvalidRuleError(f"{where} must be an integer or a decimal string, got {_describe(value)}")
     if not is_amount(number):
-        raise InvalidRuleError(f"{where} is out of range (at most 100 digits each side of the point): {value!r}")
+        raise InvalidRuleError(f"{where} is out of range (at most 100 digits each side of the point): {_shown(value)}")
     return number
 
 
@@ -337,15 +362,13 @@ def _parse_filter_scalar(value: object, where: str) -> FilterScalar:
         return Decimal(value)
     if isinstance(value, Decimal):
         if not value.is_finite():
-            raise InvalidRuleError(f"{where} must be a finite number, got {value!r}")
+            raise InvalidRuleError(f"{where} must be a finite number, got {value}")
         return value
     if isinstance(value, str):
         number = parse_decimal_text(value)
         return value if number is None else number
     if isinstance(value, float):
-        raise InvalidRuleError(
-            f"{where} must be a string, integer, boolean or null, got the float {value!r}; quote it: '{value!r}'"
-        )
+        raise InvalidRuleError(f"{where} must be a string, integer, boolean or null, got {_quote_hint(value)}")
     raise InvalidRuleError(f"{where} must be a string, integer, boolean or null, got {_describe(value)}")
 
 

@@ -87,6 +87,10 @@ def test_alerts_equal_the_oracle_through_rule_update_pause_delete_and_new_rule(
         script.rule("ns/avg", spec(["beneficiaryId"], "AVG", "paymentAmount", "GREATER", "40", 3))
         crd_only = [{"field": "paymentType", "operator": "EQUAL", "value": "CRD"}]
         script.rule("ns/max", spec(["payerId"], "MAX", "paymentAmount", "GREATER_EQUAL", "70", 1, filters=crd_only))
+        # Pre-aggregated into 1-minute buckets: its far edge reaches up to a minute further back than ns/sum's.
+        script.rule(
+            "ns/bucketed", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "60", 2, windowPrecisionSeconds=60)
+        )
         detector.settle(script)
         txs(["a", "b", "a", "c", "a", "b"], ["30", "0.10", "40.5", "99", "30", "0.20"], minute // 4)
         detector.settle(script)
@@ -103,7 +107,7 @@ def test_alerts_equal_the_oracle_through_rule_update_pause_delete_and_new_rule(
         got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= len(expected), timeout_s=60)
 
     assert len(expected) >= 8, f"the script is meant to raise alerts of several rules: {expected}"
-    assert {rule for rule, _, _ in expected} >= {"ns/sum", "ns/count", "ns/avg", "ns/max", "ns/min"}
+    assert {rule for rule, _, _ in expected} >= {"ns/sum", "ns/count", "ns/avg", "ns/max", "ns/min", "ns/bucketed"}
     assert alert_keys(got) == expected
 
 

@@ -398,7 +398,7 @@ def test_owns_limits_the_groups_touched() -> None:
 
 
 def test_rule_key_must_match_rule_id() -> None:
-    with pytest.raises(RejectedRuleMessageError, match="rule message key 'ns/x' does not match its ruleId 'ns/r'") as e:
+    with pytest.raises(RejectedRuleMessageError, match='rule message key "ns/x" does not match its ruleId "ns/r"') as e:
         Detector().on_rule("ns/x", make_rule(), T0)
     assert e.value.reason == "key-mismatch"
 

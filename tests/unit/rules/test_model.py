@@ -206,11 +206,11 @@ def test_rule_message_is_canonical() -> None:
         (b"", "unparseable", "rule message is empty (a deletion is a null value, not an empty one)"),
         (b"{not json", "unparseable", "rule message is not usable JSON: not JSON: "),
         (b"\xff\xfe", "unparseable", "rule message is not usable JSON: not valid UTF-8 at byte 0"),
-        (b"[1]", "invalid", "rule message must be a JSON object, got list [1]"),
+        (b"[1]", "invalid", "rule message must be a JSON object, got array [1]"),
         (
             b'{"generation":1,"uid":"u","spec":{}}',
             "invalid",
-            "rule message ruleId must be a non-empty string, got None",
+            "rule message ruleId must be a non-empty string, got null",
         ),
         (
             b'{"ruleId":"a/b","generation":-1,"uid":"u","spec":{}}',
@@ -220,14 +220,14 @@ def test_rule_message_is_canonical() -> None:
         (
             b'{"ruleId":"a/b","generation":true,"uid":"u","spec":{}}',
             "invalid",
-            "rule message generation must be a non-negative integer, got True",
+            "rule message generation must be a non-negative integer, got true",
         ),
         (
             b'{"ruleId":"a/b","generation":1,"uid":"","spec":{}}',
             "invalid",
-            "rule message uid must be a non-empty string, got ''",
+            'rule message uid must be a non-empty string, got ""',
         ),
-        (b'{"ruleId":"a/b","generation":1,"uid":"u"}', "invalid", "spec must be an object, got None"),
+        (b'{"ruleId":"a/b","generation":1,"uid":"u"}', "invalid", "spec must be an object, got null"),
         (b'{"ruleId":"a/b","generation":1,"uid":"u","spec":{}}', "invalid", "spec.groupingKeyNames is required"),
         (
             b'{"ruleId":"a/b","generation":1,"uid":"u","spec":{"limit":NaN}}',
@@ -242,7 +242,7 @@ def test_rule_message_is_canonical() -> None:
         (
             b'{"formatVersion":"1","ruleId":"a/b","generation":1,"uid":"u","spec":{}}',
             "invalid",
-            "rule message formatVersion must be a positive integer, got '1'",
+            'rule message formatVersion must be a positive integer, got "1"',
         ),
         (
             b'{"formatVersion":3,"ruleId":"a/b","generation":1,"uid":"u","spec":{"future":"field"}}',

@@ -69,10 +69,10 @@ public final class Engine {
 
   private final long latenessMs;
   private final long futureSkewMs;
-  private final TreeMap<String, RuleVersion> versions = new TreeMap<>(PyRepr::compareStrings);
+  private final TreeMap<String, RuleVersion> versions = new TreeMap<>(CodePointOrder::compareStrings);
   private long ruleSeq;
   private SweepClock clock = new SweepClock();
-  private final TreeSet<List<String>> knownKeyGroups = new TreeSet<>(PyRepr::compareStringLists);
+  private final TreeSet<List<String>> knownKeyGroups = new TreeSet<>(CodePointOrder::compareStringLists);
   private Map<List<String>, KeyGroupPlan> plans = Map.of();
   private List<RuleVersion> active = List.of();
   private List<List<String>> touchedKeyGroups = List.of();
@@ -132,9 +132,9 @@ public final class Engine {
       throw new RejectedRuleMessageException(
           RejectedRuleMessageException.Reason.KEY_MISMATCH,
           "rule message key "
-              + PyRepr.repr(ruleId)
+              + DeadLetters.preview(ruleId)
               + " does not match its ruleId "
-              + PyRepr.repr(rule.ruleId()));
+              + DeadLetters.preview(rule.ruleId()));
     }
     ruleSeq++;
     if (rule == null) {
@@ -160,7 +160,7 @@ public final class Engine {
     }
     Map<List<String>, KeyGroupPlan> newPlans = new HashMap<>();
     for (Map.Entry<List<String>, List<RuleVersion>> entry : byKeyGroup.entrySet()) {
-      Set<String> names = new TreeSet<>(PyRepr::compareStrings);
+      Set<String> names = new TreeSet<>(CodePointOrder::compareStrings);
       for (RuleVersion version : entry.getValue()) {
         names.addAll(version.rule().spec().fieldNamesUsed());
       }
@@ -348,7 +348,7 @@ public final class Engine {
       window.setFloor(window.maxEventTimeMs() - plan.widestExactWindowMs() - latenessMs);
       store.put(key, window);
     }
-    alerts.sort((a, b) -> PyRepr.compareStrings(a.ruleId(), b.ruleId()));
+    alerts.sort((a, b) -> CodePointOrder.compareStrings(a.ruleId(), b.ruleId()));
     return new Outcome(
         List.copyOf(alerts), List.copyOf(late), List.copyOf(skipped), List.copyOf(applied), outOfOrder, null);
   }

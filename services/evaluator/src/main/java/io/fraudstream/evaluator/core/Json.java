@@ -196,7 +196,7 @@ public final class Json {
       Collection<? extends Map.Entry<?, ?>> entries = map.entrySet();
       if (sortKeys) {
         List<Map.Entry<?, ?>> sorted = new ArrayList<>(entries);
-        sorted.sort((a, b) -> PyRepr.compareStrings((String) a.getKey(), (String) b.getKey()));
+        sorted.sort((a, b) -> CodePointOrder.compareStrings((String) a.getKey(), (String) b.getKey()));
         entries = sorted;
       }
       out.append('{');

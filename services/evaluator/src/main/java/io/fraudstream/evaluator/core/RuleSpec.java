@@ -55,7 +55,7 @@ public record RuleSpec(
 
   /** Fields the rule reads besides its grouping keys: aggregate field and filter fields. */
   public Set<String> fieldNamesUsed() {
-    Set<String> names = new TreeSet<>(PyRepr::compareStrings);
+    Set<String> names = new TreeSet<>(CodePointOrder::compareStrings);
     for (Filter filter : filters) {
       names.add(filter.field());
     }
@@ -106,11 +106,16 @@ public record RuleSpec(
 
   // ---- parsing (model.parse_spec) ----
 
+  /**
+   * A spec value as analysts see it in a refusal: compact JSON cut to {@link DeadLetters#PREVIEW_CHARS}, after its
+   * JSON type unless a scalar's JSON says it (model._describe).
+   */
   static String describe(Object value) {
     if (value == null || value instanceof Boolean || value instanceof BigInteger || value instanceof String) {
-      return PyRepr.repr(value);
+      return DeadLetters.preview(value);
     }
-    return PyRepr.typeName(value) + " " + PyRepr.repr(value);
+    String kind = value instanceof Map ? "object" : value instanceof List ? "array" : "number";
+    return kind + " " + DeadLetters.preview(value);
   }
 
   private static Object require(Map<?, ?> raw, String name) throws InvalidRuleException {
@@ -156,10 +161,10 @@ public record RuleSpec(
     }
     for (String name : names) {
       if (names.indexOf(name) != names.lastIndexOf(name)) {
-        throw new InvalidRuleException("spec.groupingKeyNames names " + PyRepr.repr(name) + " more than once");
+        throw new InvalidRuleException("spec.groupingKeyNames names " + DeadLetters.preview(name) + " more than once");
       }
     }
-    names.sort(PyRepr::compareStrings);
+    names.sort(CodePointOrder::compareStrings);
     return Collections.unmodifiableList(names);
   }
 
@@ -171,7 +176,7 @@ public record RuleSpec(
     }
     if (!Decimals.isAmount(number)) {
       throw new InvalidRuleException(
-          where + " is out of range (at most 100 digits each side of the point): " + PyRepr.repr(value));
+          where + " is out of range (at most 100 digits each side of the point): " + DeadLetters.preview(value));
     }
     return number;
   }

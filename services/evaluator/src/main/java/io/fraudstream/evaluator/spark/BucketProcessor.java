@@ -60,6 +60,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
   private transient MapState<String, byte[]> buckets;
   private transient MapState<Integer, Long> rulesOffsets;
   private transient MapState<Long, byte[]> held;
+  private transient MapState<Long, byte[]> awaitingRules;
   private transient EvaluatorMetrics metrics;
   private transient Map<Integer, BucketState> claimed;
   private transient Map<Integer, RulesCatchUp> catchUps;
@@ -96,6 +97,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
     buckets = getHandle().getMapState("buckets", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
     rulesOffsets = getHandle().getMapState("rulesOffsets", Encoders.INT(), Encoders.LONG(), TTLConfig.NONE());
     held = getHandle().getMapState("held", Encoders.LONG(), Encoders.BINARY(), TTLConfig.NONE());
+    awaitingRules = getHandle().getMapState("awaitingRules", Encoders.LONG(), Encoders.BINARY(), TTLConfig.NONE());
     metrics = EvaluatorMetrics.of(instance);
     claimed = new HashMap<>();
     catchUps = new HashMap<>();
@@ -113,13 +115,20 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
       received.sort(InputRecord::compare);
     }
     long nowMs = clock.millis();
+    HeldRecords reordering = settings.reorderWaitMs() > 0 ? reordering(bucket, nowMs) : null;
     RulesCatchUp catchUp =
         catchUps.computeIfAbsent(
             bucket,
-            b -> new RulesCatchUp(rulesTopic.endOffsets(), rulesOffsets::getValue, nowMs, rulesTopic.catchUpTimeoutMs()));
+            b ->
+                new RulesCatchUp(
+                    rulesTopic.endOffsets(),
+                    partition -> inHand(partition, reordering),
+                    awaitingRules,
+                    nowMs,
+                    rulesTopic.catchUpTimeoutMs()));
     List<InputRecord> admitted = catchUp.admit(received, nowMs);
-    if (settings.reorderWaitMs() > 0) {
-      admitted = reordering(bucket, nowMs).offer(admitted, nowMs);
+    if (reordering != null) {
+      admitted = reordering.offer(admitted, nowMs);
     }
     return evaluate(bucket, admitted, nowMs);
   }
@@ -129,6 +138,12 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
     long nowMs = clock.millis();
     timers.remove(bucket);
     return evaluate(bucket, reordering(bucket, nowMs).release(nowMs), nowMs);
+  }
+
+  /** The last rules offset of {@code partition} the bucket applied, or holds for the reorder wait from a past task. */
+  private Long inHand(int partition, HeldRecords reordering) {
+    return RulesCatchUp.later(
+        rulesOffsets.getValue(partition), reordering == null ? null : reordering.loadedRuleOffset(partition));
   }
 
   private HeldRecords reordering(Integer bucket, long nowMs) {

@@ -2,9 +2,10 @@ package io.fraudstream.evaluator.spark;
 
 import io.fraudstream.evaluator.core.ReorderBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.streaming.MapState;
-import scala.Tuple2;
 
 /**
  * A bucket's records held for {@code reorderWaitMs} so that records of different partitions are evaluated in
@@ -20,6 +21,7 @@ final class HeldRecords {
 
   private final ReorderBuffer<Sequenced> buffer;
   private final MapState<Long, byte[]> state;
+  private final Map<Integer, Long> loadedRules = new HashMap<>();
   private long nextSeq;
 
   private HeldRecords(long waitMs, MapState<Long, byte[]> state) {
@@ -30,18 +32,21 @@ final class HeldRecords {
   /** The bucket's held records as its state has them, due at {@code nowMs}. */
   static HeldRecords load(long waitMs, MapState<Long, byte[]> state, long nowMs) {
     HeldRecords held = new HeldRecords(waitMs, state);
-    List<Sequenced> stored = new ArrayList<>();
-    scala.collection.Iterator<Tuple2<Long, byte[]>> entries = state.iterator();
-    while (entries.hasNext()) {
-      Tuple2<Long, byte[]> entry = entries.next();
-      stored.add(new Sequenced(entry._1(), InputRecord.fromBytes(entry._2())));
-      held.nextSeq = Math.max(held.nextSeq, entry._1() + 1);
-    }
-    stored.sort((a, b) -> Long.compare(a.seq(), b.seq()));
-    for (Sequenced record : stored) {
-      held.buffer.add(record, nowMs - waitMs);
-    }
+    InputRecord.readAll(state)
+        .forEach(
+            (seq, record) -> {
+              held.buffer.add(new Sequenced(seq, record), nowMs - waitMs);
+              held.nextSeq = seq + 1;
+              if (record.isRule()) {
+                held.loadedRules.merge(record.partition(), record.offset(), Math::max);
+              }
+            });
     return held;
+  }
+
+  /** The offset of the last rules record of {@code partition} that was held when this task took the state over. */
+  Long loadedRuleOffset(int partition) {
+    return loadedRules.get(partition);
   }
 
   /** Holds {@code records}, arrived at {@code nowMs}; returns the records to evaluate now, in order. */

@@ -31,7 +31,8 @@ class BucketProcessorTest {
   private static final String P1 = "p1"; // bucket 1 of 2
   private static final String P3 = "p3"; // bucket 0 of 2
   private static final List<String> VALUE_STATES = List.of("generation", "engine");
-  private static final List<String> MAP_STATES = List.of("heads", "events", "buckets", "rulesOffsets", "held");
+  private static final List<String> MAP_STATES =
+      List.of("heads", "events", "buckets", "rulesOffsets", "held", "awaitingRules");
 
   private final String instance = "bucket-processor-test-" + UUID.randomUUID();
   private final SettableClock clock = new SettableClock(NOW);
@@ -272,6 +273,35 @@ class BucketProcessorTest {
     assertEquals(1, next.map("held", 0).size(), "c, just arrived, is still held");
     assertEquals(List.of("ALERT ns/count c @0:1"), described(at(clock, next, NOW + 2_030)));
     assertEquals(Map.of(), next.map("held", 0));
+  }
+
+  @Test
+  void recordsHeldBehindTheBarrierWhenTheTaskEndsAreEvaluatedByTheNextTask() throws JsonValueException {
+    Map<Integer, Long> ends = Map.of(0, 2L);
+    Tester<Integer> first = tester(processor(1, 0, ends, 60_000));
+    InputRecord t1 = tx(0, 0, T0 + 10, transaction("t1", P1, T0 + 10));
+    assertEquals(List.of(), first.test(0, rows(0, t1, rule(0, 0, T0, "ns/a", countRule("ns/a", 10, 1)))));
+    assertEquals(2, first.map("awaitingRules", 0).size(), "held in the bucket's state");
+    // The task ends; the next one's sources resume after what the first read.
+    Tester<Integer> next = tester(processor(1, 0, ends, 60_000));
+    copyState(first, next, 0);
+    List<OutputRow> released = next.test(0, rows(0, rule(0, 1, T0 + 1, "ns/b", countRule("ns/b", 10, 5))));
+    assertEquals(List.of("ALERT ns/a t1 @0:0"), described(released));
+    assertEquals(Map.of(), next.map("awaitingRules", 0));
+  }
+
+  @Test
+  void aRuleHeldForTheReorderWaitWhenTheTaskEndsIsNotAwaitedByTheNextTask() throws JsonValueException {
+    Map<Integer, Long> ends = Map.of(0, 1L);
+    Tester<Integer> first = tester(processor(1, 1_000, ends, 60_000));
+    assertEquals(List.of(), first.test(0, rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 1)))));
+    // The task ends with the rule still in its wait: read, but not applied.
+    Tester<Integer> next = tester(processor(1, 1_000, ends, 60_000));
+    copyState(first, next, 0);
+    clock.set(NOW + 10);
+    assertEquals(List.of(), next.test(0, rows(0, tx(0, 0, T0 + 1, transaction("t1", P1, T0 + 1)))));
+    assertEquals(Map.of(), next.map("awaitingRules", 0), "not held for the rule, which the task already has");
+    assertEquals(List.of("ALERT ns/count t1 @0:0"), described(at(clock, next, NOW + 1_010)));
   }
 
   /** What a later task of the bucket finds: the bucket's state as the previous task left it. */
