@@ -19,9 +19,11 @@ help:
 	@echo "make bench  - end-to-end alert latency benchmark; BENCH_ARGS=\"--rate 500 --duration-s 60\" passes options"
 	@echo "make soak   - the same measurement for 60 minutes, per minute and per checkpoint transition; SOAK_ARGS passes options"
 	@echo "make bench-sweep - the highest rate that holds p99 <= 500 ms; SWEEP_ARGS=\"--rates 1000,1500\" passes options"
+	@echo "make k8s-up   - a real single-node Kubernetes on this machine (root); writes .local/k8s.env"
+	@echo "make k8s-down - stop it and remove every trace of it"
 
 install:
-	@scripts/provision.sh all monitoring monitoring-crds
+	@scripts/provision.sh all monitoring monitoring-crds k8s-node
 
 lint: install
 	$(PY) -m ruff check $(CODE)
@@ -107,3 +109,16 @@ kind-deploy: kind-tools
 	@echo "fraudstream: deployed. Grafana (user admin; password: see README 'Kubernetes'):"
 	@echo "  $(KUBECTL) --context $(KIND_CONTEXT) -n monitoring port-forward svc/kube-prometheus-stack-grafana 3000:80"
 	@echo "  then open http://localhost:3000/d/fraudstream-overview"
+
+# ---- The local Kubernetes node (issue #13): a real single-node cluster without Docker; see docs/kubernetes.md -------
+# K8S_STATE: where the node keeps its state (another directory gives a second, independent node).
+K8S_STATE ?= .local/k8s
+
+.PHONY: k8s-up k8s-down
+
+k8s-up:
+	@scripts/provision.sh python k8s-node
+	@$(PY) -m fraudstream_localstack.node up --state-dir "$(K8S_STATE)"
+
+k8s-down:
+	@if [ -x $(PY) ]; then $(PY) -m fraudstream_localstack.node down --state-dir "$(K8S_STATE)"; else echo "k8s: down"; fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs fraudstream's local toolchain into the checkout, idempotently.
-#   scripts/provision.sh [python|kafka|spark-jars|evaluator|k8s|all]...
+#   scripts/provision.sh [python|kafka|spark-jars|evaluator|k8s|k8s-node|monitoring|monitoring-crds|all]...
 # Everything lands under .cache/ (binaries, jars, stamps) and .venv/; versions come from versions.env only.
 # A step whose stamp matches its pinned versions is skipped, so a second run costs seconds.
 set -euo pipefail
@@ -78,28 +78,52 @@ spark_jars() {
   stamp spark-jars "$key"
 }
 
-# k8s: kube-apiserver and kubectl built from k8s.io/kubernetes, etcd from go.etcd.io/etcd/server/v3, helm by go install.
-k8s() {
-  local key="k8s-$KUBERNETES_VERSION-etcd-$ETCD_VERSION-helm-$HELM_VERSION"
-  if stamped k8s "$key" && [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/etcd" ] && [ -x "$BIN/kubectl" ] && [ -x "$BIN/helm" ]; then return; fi
-  export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+# k8s_module_dir: a Go module that requires k8s.io/kubernetes@$KUBERNETES_VERSION with every staging module replaced
+# by its published tag (upstream points them at ./staging/...); prints its directory. Shared by `k8s` and `k8s-node`.
+k8s_module_dir() {
   local dir="$CACHE/build/k8s-$KUBERNETES_VERSION"
   mkdir -p "$dir"
-  log "k8s: building kube-apiserver and kubectl $KUBERNETES_VERSION from the Go module proxy (minutes, once)"
-  local gomod
-  gomod=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p') \
-    || die "go could not download k8s.io/kubernetes@$KUBERNETES_VERSION; retry with 'make install'"
-  {
-    echo "module fraudstream.local/k8sbuild"
-    echo "go 1.24"
-    echo "require k8s.io/kubernetes $KUBERNETES_VERSION"
-    # Upstream replaces every staging module with ./staging/...; point each at its published tag instead.
-    sed -n 's#^\s*\(k8s\.io/[a-z0-9-]*\) => ./staging/src/.*#replace \1 => \1 '"$KUBERNETES_STAGING_VERSION"'#p' "$gomod"
-  } >"$dir/go.mod"
-  grep -q '^replace k8s.io/api ' "$dir/go.mod" || die "no staging replaces found in $gomod"
-  (cd "$dir" && go build -trimpath -o "$BIN/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver \
-    && go build -trimpath -o "$BIN/kubectl" k8s.io/kubernetes/cmd/kubectl) \
-    || die "building kube-apiserver/kubectl failed; retry with 'make install'"
+  if [ ! -f "$dir/go.mod" ] || ! grep -q "^require k8s.io/kubernetes $KUBERNETES_VERSION\$" "$dir/go.mod"; then
+    local gomod
+    gomod=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p') \
+      || die "go could not download k8s.io/kubernetes@$KUBERNETES_VERSION; retry with 'make install'"
+    {
+      echo "module fraudstream.local/k8sbuild"
+      echo "go 1.24"
+      echo "require k8s.io/kubernetes $KUBERNETES_VERSION"
+      sed -n 's#^\s*\(k8s\.io/[a-z0-9-]*\) => ./staging/src/.*#replace \1 => \1 '"$KUBERNETES_STAGING_VERSION"'#p' "$gomod"
+    } >"$dir/go.mod"
+    grep -q '^replace k8s.io/api ' "$dir/go.mod" || die "no staging replaces found in $gomod"
+  fi
+  printf '%s' "$dir"
+}
+
+# k8s_build OUTDIR PACKAGE...: one `go build` of k8s.io/kubernetes commands into OUTDIR, stamped with the release's
+# version (as upstream's hack/lib/version.sh does), so that `kubectl version` and the node report v1.x.y and not
+# v0.0.0-master.
+k8s_build() {
+  local out=$1 dir; shift
+  dir=$(k8s_module_dir) && [ -n "$dir" ] || return 1
+  local major=${KUBERNETES_VERSION#v}; major=${major%%.*}
+  local minor=${KUBERNETES_VERSION#v*.}; minor=${minor%%.*}
+  local ldflags="-s -w" pkg
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitTreeState=clean"
+  done
+  (cd "$dir" && CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local go build -trimpath -ldflags "$ldflags" -o "$out/" "$@")
+}
+
+# k8s: the local stack's control plane and tools. kube-apiserver, kube-controller-manager and kubectl built from
+# k8s.io/kubernetes, etcd from go.etcd.io/etcd/server/v3, helm by go install.
+k8s() {
+  local key="k8s-$KUBERNETES_VERSION-etcd-$ETCD_VERSION-helm-$HELM_VERSION-versioned"
+  if stamped k8s "$key" && [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ] && [ -x "$BIN/etcd" ] \
+    && [ -x "$BIN/kubectl" ] && [ -x "$BIN/helm" ]; then return; fi
+  export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+  log "k8s: building kube-apiserver, kube-controller-manager and kubectl $KUBERNETES_VERSION from the Go module proxy (minutes, once)"
+  k8s_build "$BIN" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kubectl || die "building kube-apiserver/kube-controller-manager/kubectl failed; retry with 'make install'"
   log "k8s: building etcd $ETCD_VERSION"
   local edir="$CACHE/build/etcd-$ETCD_VERSION"
   mkdir -p "$edir"
@@ -159,6 +183,100 @@ monitoring_crds() {
   stamp monitoring-crds "$key"
 }
 # ---- end of issue #6 steps ----------------------------------------------------------------------------------------
+
+# ---- The local Kubernetes node (issue #13): `k8s-node`, run by `make install` and `make k8s-up` ------------------
+# apt_install_pinned STEP NAME=VERSION...: installs Debian packages at the versions versions.env names. When the
+# archive no longer carries that version (Debian replaced it with a point release), the archive's version is installed
+# instead, with a warning naming both: a security update must not break CI. Prints nothing; the stamp records versions.
+apt_install_pinned() {
+  local step=$1; shift
+  local want=() spec name version avail
+  for spec in "$@"; do
+    name=${spec%%=*}; version=${spec#*=}
+    [ "$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$name" 2>/dev/null)" = "installed $version" ] && continue
+    avail=$(apt-cache madison "$name" 2>/dev/null | awk -v v="$version" '$3 == v {print v; exit}')
+    if [ -z "$avail" ]; then
+      log "$step: WARNING: Debian's archive has no $name $version (versions.env); installing the archive's $name"
+      want+=("$name")
+    else
+      want+=("$name=$version")
+    fi
+  done
+  [ ${#want[@]} -gt 0 ] || return 0
+  command -v apt-get >/dev/null || die "$step: apt-get not found; install Debian's ${*%%=*} and rerun"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  log "$step: installing Debian's ${want[*]} with apt-get"
+  $sudo apt-get update -qq || die "$step: apt-get update failed; rerun"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${want[@]}" >/dev/null \
+    || die "$step: apt-get install ${want[*]} failed; rerun"
+}
+
+# node_packages: the node's runtime from Debian: containerd (CRI), runc, the CNI plugins (/usr/lib/cni), iptables
+# (kube-proxy, portmap), conntrack (kube-proxy's cleanup of stale UDP flows) and nftables (`nft`, to look at and
+# check the rules). The packages start no service here: the node runs its own containerd with its own configuration
+# and directories.
+node_packages() {
+  local specs=("containerd=$DEB_CONTAINERD_VERSION" "runc=$DEB_RUNC_VERSION"
+    "containernetworking-plugins=$DEB_CNI_PLUGINS_VERSION" "iptables=$DEB_IPTABLES_VERSION" "conntrack=$DEB_CONNTRACK_VERSION"
+    "nftables=$DEB_NFTABLES_VERSION")
+  local have
+  have=$(dpkg-query -W -f='${Package}=${Version} ' "${specs[@]%%=*}" 2>/dev/null || true)
+  if stamped node-packages "$have" && command -v containerd >/dev/null && command -v runc >/dev/null \
+    && [ -x /usr/lib/cni/bridge ] && command -v iptables >/dev/null && command -v nft >/dev/null; then return; fi
+  apt_install_pinned node-packages "${specs[@]}"
+  if command -v systemctl >/dev/null && systemctl is-active --quiet containerd 2>/dev/null; then
+    log "node-packages: the package started a system containerd; the node does not use it (its socket differs)"
+  fi
+  have=$(dpkg-query -W -f='${Package}=${Version} ' "${specs[@]%%=*}")
+  stamp node-packages "$have"
+}
+
+# node_binaries: kubelet, kube-proxy and kube-scheduler from the same k8s.io/kubernetes as kube-apiserver.
+node_binaries() {
+  local key="k8s-node-$KUBERNETES_VERSION-versioned"
+  if stamped k8s-node "$key" && [ -x "$BIN/kubelet" ] && [ -x "$BIN/kube-proxy" ] && [ -x "$BIN/kube-scheduler" ]; then
+    return
+  fi
+  log "k8s-node: building kubelet, kube-proxy and kube-scheduler $KUBERNETES_VERSION (minutes, once)"
+  k8s_build "$BIN" k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kube-scheduler \
+    || die "building kubelet/kube-proxy/kube-scheduler failed; retry with 'make install'"
+  stamp k8s-node "$key"
+}
+
+# node_images: the static binaries of the node's images (their OCI archives are written at k8s-up by
+# fraudstream_localstack.oci): the pause (sandbox) process and the probe (the smoke check's server and client) from
+# scripts/k8s-node/, and CoreDNS built from github.com/coredns/coredns@$COREDNS_VERSION with the plugins
+# scripts/k8s-node/coredns/main.go names.
+# Each has a stamp of its own, so that changing the probe does not rebuild CoreDNS.
+node_images() {
+  local src="$ROOT/scripts/k8s-node" out="$CACHE/k8s-node"
+  local key tool cdir="$CACHE/build/coredns-$COREDNS_VERSION"
+  export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+  mkdir -p "$out"
+  for tool in pause probe; do
+    key="$(sha256sum "$src/$tool/main.go" | cut -c1-16)"
+    if stamped "k8s-node-$tool" "$key" && [ -x "$out/$tool" ]; then continue; fi
+    log "k8s-node: building $tool"
+    mkdir -p "$CACHE/build/$tool"
+    cp "$src/$tool/main.go" "$CACHE/build/$tool/main.go"
+    printf 'module fraudstream.local/%s\ngo 1.24\n' "$tool" >"$CACHE/build/$tool/go.mod"
+    (cd "$CACHE/build/$tool" && go build -trimpath -ldflags "-s -w" -o "$out/$tool" .) || die "building $tool failed"
+    stamp "k8s-node-$tool" "$key"
+  done
+  key="$COREDNS_VERSION-$(sha256sum "$src/coredns/main.go" | cut -c1-16)"
+  if stamped k8s-node-coredns "$key" && [ -x "$out/coredns" ]; then return; fi
+  mkdir -p "$cdir"
+  log "k8s-node: building CoreDNS $COREDNS_VERSION (minutes, once)"
+  cp "$src/coredns/main.go" "$cdir/main.go"
+  printf 'module fraudstream.local/coredns\ngo 1.24\nrequire github.com/coredns/coredns %s\n' "$COREDNS_VERSION" >"$cdir/go.mod"
+  (cd "$cdir" && go build -trimpath -ldflags "-s -w" \
+    -o "$out/coredns" .) || die "building CoreDNS $COREDNS_VERSION failed; retry with 'make install'"
+  stamp k8s-node-coredns "$key"
+}
+
+k8s_node() { node_packages; k8s; node_binaries; node_images; }
+# ---- end of issue #13 steps ---------------------------------------------------------------------------------------
 
 # spark-repository: the jars the detector's Spark runs with, installed into the project's Maven repository
 # (.cache/maven-repository) for the evaluator's Maven build to compile and test against (Maven Central has no Spark
@@ -257,10 +375,11 @@ for s in "${steps[@]}"; do
     kafka) kafka ;;
     spark-jars) spark_jars ;;
     k8s) k8s ;;
+    k8s-node) k8s_node ;;
     monitoring) monitoring ;;
     monitoring-crds) monitoring_crds ;;
     evaluator) evaluator ;;
     all) python_env; kafka; spark_jars; evaluator; k8s ;;
-    *) die "unknown step '$s' (python|kafka|spark-jars|evaluator|k8s|all)" ;;
+    *) die "unknown step '$s' (python|kafka|spark-jars|evaluator|k8s|k8s-node|monitoring|monitoring-crds|all)" ;;
   esac
 done

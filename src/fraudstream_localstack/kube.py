@@ -1,7 +1,10 @@
-"""A Kubernetes control plane the way controller-runtime's envtest runs one: etcd plus kube-apiserver, no nodes.
+"""A Kubernetes control plane the way controller-runtime's envtest runs one, plus the controllers: etcd,
+kube-apiserver and kube-controller-manager, no nodes.
 
 Token authentication, RBAC authorization, TLS with a CA of our own, and a kubeconfig for an admin user
 (group system:masters). Extra static tokens can be registered for identities tests impersonate or use.
+kube-controller-manager makes namespace deletion and garbage collection behave as on any cluster: deleting a
+namespace deletes what is in it (FraudRules included), and owned objects go with their owners.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ class KubePorts:
     apiserver: int
     etcd_client: int
     etcd_peer: int
+    # kube-controller-manager's health endpoint; 0 picks a free port at start.
+    controller_manager: int = 0
 
     @staticmethod
     def free() -> KubePorts:
@@ -93,7 +98,8 @@ def _make_pki(pki: Path) -> None:
 
 
 class KubeControlPlane:
-    """etcd + kube-apiserver on 127.0.0.1. `start()` returns once `/readyz` answers ok.
+    """etcd + kube-apiserver + kube-controller-manager on 127.0.0.1. `start()` returns once the API server's
+    `/readyz` and the controller manager's `/healthz` answer ok.
 
     `kubeconfig` authenticates as an admin. `token_for(user, groups)` registers further static-token users;
     call it before `start()`.
@@ -106,8 +112,12 @@ class KubeControlPlane:
         self.kubeconfig = kubeconfig or data_dir / "kubeconfig"
         self._tokens: dict[str, tuple[str, list[str]]] = {}
         self.admin_token = self.token_for("fraudstream-admin", ["system:masters"])
+        # The controller manager's own identity; each controller then acts as its own service account.
+        self._controller_manager_token = self.token_for("system:kube-controller-manager", [])
         self._etcd: ManagedProcess | None = None
         self._apiserver: ManagedProcess | None = None
+        self._controller_manager: ManagedProcess | None = None
+        self._controller_manager_port = 0
 
     @property
     def server(self) -> str:
@@ -153,9 +163,43 @@ class KubeControlPlane:
         with urllib.request.urlopen(req, context=ctx, timeout=2) as resp:
             return bool(resp.status == 200 and resp.read().strip() == b"ok")
 
+    def _controller_manager_healthy(self) -> bool:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE  # its serving certificate is self-signed, made up at its start
+        url = f"https://127.0.0.1:{self._controller_manager_port}/healthz"
+        with urllib.request.urlopen(url, context=ctx, timeout=2) as resp:
+            return bool(resp.status == 200 and resp.read().strip() == b"ok")
+
+    def _start_controller_manager(self, binary: Path) -> ManagedProcess:
+        self._controller_manager_port = self.ports.controller_manager or free_port()
+        kubeconfig = self.write_kubeconfig(
+            self.data_dir / "kube-controller-manager.kubeconfig",
+            self._controller_manager_token,
+            user="system:kube-controller-manager",
+        )
+        return ManagedProcess(
+            "kube-controller-manager",
+            [
+                str(binary),
+                f"--kubeconfig={kubeconfig}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={self._controller_manager_port}",
+                f"--cert-dir={self.data_dir / 'kube-controller-manager-certs'}",
+                "--leader-elect=false",
+                "--use-service-account-credentials=true",
+                f"--service-account-private-key-file={self.pki / 'sa.key'}",
+                f"--root-ca-file={self.pki / 'ca.crt'}",
+                "--profiling=false",
+                "--v=0",
+            ],
+            self.data_dir / "kube-controller-manager.log",
+        ).start()
+
     def start(self, timeout_s: float = 120) -> KubeControlPlane:
         etcd_bin = require(BIN / "etcd", "k8s")
         apiserver_bin = require(BIN / "kube-apiserver", "k8s")
+        controller_manager_bin = require(BIN / "kube-controller-manager", "k8s")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         _make_pki(self.pki)
         p = self.ports
@@ -205,16 +249,23 @@ class KubeControlPlane:
             self._apiserver.check_alive()
             return self._readyz()
 
+        def controllers_ready() -> bool:
+            assert self._controller_manager is not None
+            self._controller_manager.check_alive()
+            return self._controller_manager_healthy()
+
         try:
             wait_for(ready, timeout_s, f"kube-apiserver at {self.server}", interval_s=0.5)
             self.write_kubeconfig(self.kubeconfig, self.admin_token)
+            self._controller_manager = self._start_controller_manager(controller_manager_bin)
+            wait_for(controllers_ready, timeout_s, "kube-controller-manager", interval_s=0.5)
         except BaseException:
             self.stop()  # a half-started control plane must not outlive the failure
             raise
         return self
 
     def stop(self) -> None:
-        for proc in (self._apiserver, self._etcd):
+        for proc in (self._controller_manager, self._apiserver, self._etcd):
             if proc:
                 proc.stop()
-        self._apiserver = self._etcd = None
+        self._controller_manager = self._apiserver = self._etcd = None

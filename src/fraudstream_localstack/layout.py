@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import shlex
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,3 +37,12 @@ def require(path: Path, step: str) -> Path:
     if not path.exists():
         raise MissingArtifactError(f"{path} is missing; install it with: scripts/provision.sh {step} (or make install)")
     return path
+
+
+def write_env_file(path: Path, env: Mapping[str, str]) -> None:
+    """`export KEY=value` lines for `source`, values shell-quoted. Written whole (a temporary file renamed), since
+    `make up` and `make k8s-up` take the file's existence to mean ready."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(f"export {key}={shlex.quote(value)}\n" for key, value in env.items()))
+    tmp.replace(path)

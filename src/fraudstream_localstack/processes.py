@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -45,6 +46,33 @@ def wait_for(check: Callable[[], T | None], timeout_s: float, what: str, interva
             detail = f" (last error: {last_error!r})" if last_error else ""
             raise NotReadyError(f"{what} not ready after {timeout_s:.0f}s{detail}")
         time.sleep(interval_s)
+
+
+class StopSignals:
+    """SIGINT and SIGTERM for a foreground supervisor (`make run`, the node's `run`), installed on creation.
+
+    Until `started()`, a signal raises KeyboardInterrupt in the main thread, so a start in progress unwinds through
+    its `finally` and stops what it started; after it, a signal ends `wait()`.
+    """
+
+    def __init__(self) -> None:
+        self._started = threading.Event()
+        self._stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, *_: object) -> None:
+        if not self._started.is_set():
+            raise KeyboardInterrupt
+        self._stop.set()
+
+    def started(self) -> None:
+        self._started.set()
+
+    def wait(self, tick: Callable[[], None] = lambda: None, interval_s: float = 1.0) -> None:
+        """Returns once a signal came; calls `tick` every `interval_s` until then."""
+        while not self._stop.wait(interval_s):
+            tick()
 
 
 def free_port() -> int:

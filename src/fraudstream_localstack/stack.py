@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,8 +24,8 @@ from fraudstream_kafka.topics import ensure_contract_topics
 
 from .kafka import KafkaBroker, KafkaPorts
 from .kube import KubeControlPlane, KubePorts
-from .layout import LOCAL
-from .processes import wait_for
+from .layout import LOCAL, write_env_file
+from .processes import StopSignals, wait_for
 
 STACK_ENV = LOCAL / "stack.env"
 PID_FILE = LOCAL / "stack.pid"
@@ -100,34 +99,16 @@ class LocalStack:
                 self._started.pop()()
 
 
-def _write_env(stack: LocalStack) -> None:
-    LOCAL.mkdir(parents=True, exist_ok=True)
-    lines = [f"export {k}={v}" for k, v in stack.env().items()]
-    tmp = STACK_ENV.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    tmp.replace(STACK_ENV)
-
-
 def run(components: list[Component]) -> int:
     """Foreground: start everything, print where things are, block until SIGINT/SIGTERM, stop everything."""
-    stop = threading.Event()
-    started = threading.Event()
-
-    def on_signal(*_: object) -> None:
-        # While starting, abort the start (stack.start() stops what it started); once up, leave the wait loop.
-        if not started.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, on_signal)
+    signals = StopSignals()  # a signal while starting aborts the start (stack.start() stops what it started)
     STACK_ENV.unlink(missing_ok=True)
     stack = LocalStack(StackConfig(), components)
-    print("fraudstream: starting Kafka, etcd, kube-apiserver ...", flush=True)
+    print("fraudstream: starting Kafka, etcd, kube-apiserver, kube-controller-manager ...", flush=True)
     try:
         stack.start()
-        started.set()
-        _write_env(stack)
+        signals.started()
+        write_env_file(STACK_ENV, stack.env())
         env = stack.env()
         topics = ", ".join(stack.config.topics.as_env().values())
         print(
@@ -140,8 +121,7 @@ def run(components: list[Component]) -> int:
             "Ctrl-C stops everything.",
             flush=True,
         )
-        while not stop.wait(1.0):
-            pass
+        signals.wait()
     except KeyboardInterrupt:
         print("fraudstream: interrupted while starting", flush=True)
     finally:

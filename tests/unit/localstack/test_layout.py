@@ -1,12 +1,17 @@
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fraudstream_detector.session import _artifact
-from fraudstream_localstack.layout import MissingArtifactError, require, versions
-from fraudstream_localstack.processes import NotReadyError, wait_for
+from fraudstream_localstack.layout import MissingArtifactError, require, versions, write_env_file
+from fraudstream_localstack.processes import NotReadyError, StopSignals, wait_for
 
 
 def test_versions_pins_every_component() -> None:
@@ -64,3 +69,38 @@ def test_wait_for_gives_up_at_once_when_the_process_died() -> None:
     with pytest.raises(ProcessDiedError):
         wait_for(died, 60, "kafka", interval_s=0.01)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("value", ["http://127.0.0.1:9090/metrics", "/a dir/with spaces", "it's $HOME; `x`", ""])
+def test_an_env_file_gives_back_its_values_when_sourced(tmp_path: Path, value: str) -> None:
+    env_file = tmp_path / "sub" / "stack.env"
+    write_env_file(env_file, {"FIRST": value, "SECOND": "b"})
+    shell = subprocess.run(["bash", "-c", f'source {env_file} && printf "%s|%s" "$FIRST" "$SECOND"'],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    assert shell.stdout == f"{value}|b"
+    assert [p.name for p in env_file.parent.iterdir()] == ["stack.env"]
+
+
+@pytest.fixture
+def restore_signal_handlers() -> Iterator[None]:
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+@pytest.mark.usefixtures("restore_signal_handlers")
+def test_a_signal_aborts_a_start_and_later_ends_the_wait() -> None:
+    signals = StopSignals()
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGTERM)
+    signals.started()
+    ticks: list[int] = []
+
+    def tick() -> None:
+        ticks.append(1)
+        if len(ticks) == 3:
+            threading.Thread(target=os.kill, args=(os.getpid(), signal.SIGINT)).start()
+
+    signals.wait(tick=tick, interval_s=0.01)
+    assert len(ticks) >= 3
