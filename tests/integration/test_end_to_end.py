@@ -77,7 +77,8 @@ def test_applied_fraudrule_raises_an_alert_for_matching_transactions(
                      "paymentAmount": amount, "paymentType": "CRD"}
                 )  # fmt: skip
             detector.settle(script, preexisting=1)
-        alerts = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 2, timeout_s=60)
+            # Evaluated is not yet written: the alerts are awaited while the detector still runs.
+            alerts = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 2, timeout_s=60)
     finally:
         operator.stop()
         kubectl(kubeconfig, "delete", "namespace", namespace, "--wait=false")
