@@ -6,12 +6,12 @@ from typing import Protocol
 
 from .exceptions import OperatorError
 from .metrics import PUBLISH_LATENCY, PUBLISHES
-from .publisher import Delivery
+from .rules_producer import Delivery
 from .topic_state import TopicRecord, TopicState
 
 
 class Sender(Protocol):
-    """What publishing needs from a producer (RulePublisher in the operator)."""
+    """What publishing needs from a producer (RulesProducer in the operator)."""
 
     def send(self, key: str, value: bytes | None) -> Delivery: ...
 

@@ -16,9 +16,9 @@ from fraudstream_kafka.topics import ensure_topics
 
 from .cluster import list_rule_keys
 from .exceptions import KafkaUnavailableError
-from .publisher import RulePublisher
 from .publishing import Sender, tombstone
 from .resource import key_namespace
+from .rules_producer import RulesProducer
 from .runtime import ManagedRules, Runtime
 from .settings import OperatorSettings
 from .topic_state import TopicState, read_topic
@@ -61,7 +61,7 @@ def start_runtime(settings: OperatorSettings, logger: kopf.Logger) -> Runtime:
     live_keys = list_rule_keys(settings.namespaces)
     _ensure_rules_topic(settings)
     topic = read_topic(settings.kafka, settings.rules_topic, settings.publish_timeout_s)
-    publisher = RulePublisher(settings.kafka, settings.rules_topic, settings.publish_timeout_s)
+    publisher = RulesProducer(settings.kafka, settings.rules_topic, settings.publish_timeout_s)
     try:
         orphans = tombstone_orphans(publisher, topic, live_keys, owns_key(settings))
     except BaseException:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .metrics import RULES_MANAGED
-from .publisher import RulePublisher
+from .rules_producer import RulesProducer
 from .settings import OperatorSettings
 from .topic_state import TopicState
 
@@ -41,7 +41,7 @@ class ManagedRules:
 @dataclass(frozen=True)
 class Runtime:
     settings: OperatorSettings
-    publisher: RulePublisher
+    publisher: RulesProducer
     topic: TopicState
     managed: ManagedRules
 

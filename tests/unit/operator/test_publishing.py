@@ -6,8 +6,8 @@ import pytest
 from confluent_kafka import KafkaError
 
 from fraudstream_operator.exceptions import KafkaUnavailableError, PublishRejectedError
-from fraudstream_operator.publisher import Delivery, delivery_error
 from fraudstream_operator.publishing import publish, tombstone
+from fraudstream_operator.rules_producer import Delivery, delivery_error
 from fraudstream_operator.topic_state import TopicRecord, TopicState
 
 

@@ -49,7 +49,7 @@ class Delivery:
     latency_s: float
 
 
-class RulePublisher:
+class RulesProducer:
     """Sends keyed records to one topic and blocks until each is acknowledged or has failed.
 
     Thread-safe: kopf runs sync handlers in a thread pool, and they share this publisher.
