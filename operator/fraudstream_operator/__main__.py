@@ -3,17 +3,30 @@
 With leader election on (the default) the process is one replica among any number: it serves its metrics from
 the start, waits as a standby until it holds the Lease, and only then runs kopf (see leadership.py). With
 OPERATOR_LEADER_ELECTION=false it runs kopf at once and must be the only operator of its rules topic.
+
+Before anything else it asks a broker whether it accepts the operator's Kafka credentials: refused credentials end
+the process at once with one log line naming the listener and the mechanism (exit status EXIT_CONFIG), since no
+retry can fix them; a broker that does not answer is waited for later, by the startup reconciliation.
 """
 
 from __future__ import annotations
 
+import logging
+
 import kopf
+
+from fraudstream_kafka.exceptions import CredentialsRefusedError
+from fraudstream_kafka.security import check_credentials
 
 from . import handlers  # noqa: F401  (importing registers the handlers with kopf)
 from .handlers.lifecycle import METRICS_KEY
 from .leadership import run_elected
 from .metrics import MetricsServer
 from .settings import OperatorSettings
+
+logger = logging.getLogger("fraudstream_operator")
+EXIT_CONFIG = 78  # EX_CONFIG: the configuration is wrong, restarting unchanged cannot help
+CREDENTIALS_CHECK_S = 10.0
 
 
 def _run_operator(settings: OperatorSettings, memo: kopf.Memo) -> None:
@@ -29,6 +42,11 @@ def _run_operator(settings: OperatorSettings, memo: kopf.Memo) -> None:
 def main() -> None:
     settings = OperatorSettings.from_env()
     kopf.configure(log_prefix=True)
+    try:
+        check_credentials(settings.kafka, timeout_s=CREDENTIALS_CHECK_S, who="the operator")
+    except CredentialsRefusedError as exc:
+        logger.error(f"{exc}")
+        raise SystemExit(EXIT_CONFIG) from None
     # A standby is scraped like the leader (the OperatorDown alert watches every replica), so metrics come first.
     memo = kopf.Memo()
     if settings.metrics_port:
