@@ -133,15 +133,16 @@ class LocalStack:
                 self._started.pop()()
 
 
-def _write_env(stack: LocalStack) -> None:
-    """`.local/stack.env`, readable by its owner only (on a secured broker it holds the admin's password)."""
-    LOCAL.mkdir(parents=True, exist_ok=True)
+def write_env(stack: LocalStack, path: Path = STACK_ENV) -> None:
+    """`.local/stack.env`: `export` lines for a shell to source, readable by its owner only (on a secured broker it
+    holds the admin's password); replaced atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     lines = [f"export {k}={shlex.quote(v)}" for k, v in stack.env().items()]
-    tmp = STACK_ENV.with_suffix(".tmp")
+    tmp = path.with_suffix(".tmp")
     tmp.touch(mode=0o600)
     tmp.chmod(0o600)
     tmp.write_text("\n".join(lines) + "\n")
-    tmp.replace(STACK_ENV)
+    tmp.replace(path)
 
 
 def run(components: list[Component], kafka_security: KafkaSecurity = KafkaSecurity.PLAINTEXT) -> int:
@@ -167,7 +168,7 @@ def run(components: list[Component], kafka_security: KafkaSecurity = KafkaSecuri
     try:
         stack.start()
         started.set()
-        _write_env(stack)
+        write_env(stack)
         env = stack.env()
         topics = ", ".join(stack.config.topics.as_env().values())
         print(
