@@ -59,3 +59,19 @@ def test_a_grant_becomes_a_binding_and_a_kafka_acls_command() -> None:
     )
     literal = Acl("User:op", Resource.TOPIC, "rules", Operation.WRITE).command("b:9", "/admin.properties")
     assert literal.endswith("--operation Write --topic rules") and "b:9" in literal
+
+
+def test_docs_security_lists_exactly_each_components_grants_and_the_topics_to_create() -> None:
+    from fraudstream_kafka.topics import contract_topics
+    from fraudstream_localstack.layout import ROOT
+
+    lines = (ROOT / "docs" / "security.md").read_text().splitlines()
+    documented = [line for line in lines if line.startswith("kafka-acls.sh ")]
+    principals = {c: f"User:fraudstream-{c.value}" for c in Component}
+    assert documented == [acl.command() for acl in all_acls(principals, Topics())]
+    creates = {line.split("--topic ")[1].split()[0]: line for line in lines if line.startswith("kafka-topics.sh ")}
+    specs = contract_topics(Topics())
+    assert set(creates) == {spec.name for spec in specs}
+    for spec in specs:
+        assert f"--partitions {spec.partitions}" in creates[spec.name]
+        assert [f"--config {k}={v}" in creates[spec.name] for k, v in spec.config] == [True] * len(spec.config)
