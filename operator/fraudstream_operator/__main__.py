@@ -39,14 +39,19 @@ def _run_operator(settings: OperatorSettings, memo: kopf.Memo) -> None:
     )
 
 
-def main() -> None:
-    settings = OperatorSettings.from_env()
-    kopf.configure(log_prefix=True)
+def _exit_if_credentials_refused(settings: OperatorSettings) -> None:
+    """Ends the process (EXIT_CONFIG, one log line) when a broker refuses the operator's Kafka credentials; returns
+    when one accepted them, or when none answered within CREDENTIALS_CHECK_S (the reconciliation waits for it)."""
     try:
         check_credentials(settings.kafka, timeout_s=CREDENTIALS_CHECK_S, who="the operator")
     except CredentialsRefusedError as exc:
         logger.error(f"{exc}")
         raise SystemExit(EXIT_CONFIG) from None
+
+
+def main() -> None:
+    settings = OperatorSettings.from_env()
+    kopf.configure(log_prefix=True)
     # A standby is scraped like the leader (the OperatorDown alert watches every replica), so metrics come first.
     memo = kopf.Memo()
     if settings.metrics_port:
@@ -55,6 +60,7 @@ def main() -> None:
         except OSError as exc:
             raise SystemExit(f"cannot serve metrics on {settings.metrics_addr}:{settings.metrics_port}: {exc}") from exc
     try:
+        _exit_if_credentials_refused(settings)
         if settings.election.enabled:
             run_elected(settings, lambda: _run_operator(settings, memo))
         else:
