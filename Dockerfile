@@ -47,11 +47,11 @@ RUN /opt/venv/bin/pip install --no-cache-dir . \
     && /opt/venv/bin/pip check \
     && cp -r "$(/opt/venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars" /opt/pyspark-jars
 
-# ---- evaluator: the JVM evaluator's jar, compiled against the Spark jars of the very pyspark the image runs.
+# ---- evaluator: the JVM evaluator's jar, built with Maven against the Spark jars of the very pyspark the image runs.
 FROM ${MAVEN_IMAGE} AS evaluator
 WORKDIR /src
 COPY versions.env ./
-COPY scripts/provision.sh scripts/maven-settings.xml scripts/
+COPY scripts/provision.sh scripts/maven-settings.xml scripts/evaluator-maven.sh scripts/
 COPY --from=jars /src/.cache/ .cache/
 COPY --from=build /opt/pyspark-jars/ /opt/pyspark-jars/
 COPY services/evaluator/ services/evaluator/

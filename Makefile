@@ -10,13 +10,14 @@ SWEEP_ARGS ?=
 # plaintext, sasl_ssl (TLS + SCRAM-SHA-512) or mtls (mutual TLS); both secured modes run ACLs per component.
 KAFKA_SECURITY ?= plaintext
 
-.PHONY: help install lint test run up down clean bench bench-sweep
+.PHONY: help install lint java-test test run up down clean bench bench-sweep
 
 help:
 	@echo "make run    - start the whole local stack in the foreground (Ctrl-C stops it); KAFKA_SECURITY=sasl_ssl|mtls secures Kafka"
 	@echo "make up     - start it in the background; writes .local/stack.env"
 	@echo "make down   - stop it"
-	@echo "make test   - lint, type-check, unit and integration tests against real Kafka, kube-apiserver and Spark"
+	@echo "make test   - lint, type-check, the JVM evaluator's tests (Maven), unit and integration tests against real"
+	@echo "              Kafka, kube-apiserver and Spark"
 	@echo "make bench  - end-to-end alert latency benchmark; BENCH_ARGS=\"--rate 500 --duration-s 60\" passes options"
 	@echo "make bench-sweep - the highest rate that holds p99 <= 500 ms; SWEEP_ARGS=\"--rates 1000,1500\" passes options"
 
@@ -28,7 +29,11 @@ lint: install
 	$(PY) -m ruff format --check $(CODE)
 	$(PY) -m mypy src operator/fraudstream_operator services
 
-test: lint
+# The JVM evaluator's JUnit tests, offline: `make install` put Spark and every plugin into .cache/maven-repository.
+java-test: install
+	scripts/evaluator-maven.sh --offline test
+
+test: lint java-test
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 run: install

@@ -160,10 +160,74 @@ monitoring_crds() {
 }
 # ---- end of issue #6 steps ----------------------------------------------------------------------------------------
 
-# evaluator: the JVM evaluator (services/evaluator), compiled with javac against the Spark jars pyspark ships
-# (Maven Central has no spark-sql 4.3.0 to resolve) and the Kafka connector jars, into .cache/evaluator/.
+# spark-repository: the jars the detector's Spark runs with, installed into the project's Maven repository
+# (.cache/maven-repository) for the evaluator's Maven build to compile and test against (Maven Central has no Spark
+# 4.3.0): every jar of the installed pyspark ($1), and the Kafka connector's jars that pyspark does not ship (as the
+# detector's session adds them). Spark's modules keep their coordinates (org.apache.spark:spark-sql_2.13:4.3.0); every
+# other jar becomes io.fraudstream.provided:<its file name>:<the release it came with>, since not all of them say
+# theirs. The POM io.fraudstream.provided:spark-runtime:$SPARK_VERSION depends on all of them: the pom names it.
+spark_repository() {
+  local pyspark_jars=$1 repo="$CACHE/maven-repository" dir="$CACHE/build/maven-spark-repository" key
+  key="spark-$SPARK_VERSION-$(cd "$pyspark_jars" && ls ./*.jar | sha256sum | cut -c1-16)"
+  key+="-connector-$(cat "$STAMPS/spark-jars")-install-$MAVEN_INSTALL_PLUGIN_VERSION"
+  local aggregate="$repo/io/fraudstream/provided/spark-runtime/$SPARK_VERSION/spark-runtime-$SPARK_VERSION.pom"
+  if stamped spark-repository "$key" && [ -f "$aggregate" ]; then return; fi
+  log "spark-repository: installing pyspark's and the Kafka connector's jars into .cache/maven-repository"
+  local executions="" deps="" shipped=" " jar name artifact n=0
+  # repository_jar GROUP ARTIFACT VERSION FILE: one install-file execution, and one dependency of the aggregate POM.
+  repository_jar() {
+    n=$((n + 1))
+    executions+="<execution><id>jar-$n</id><phase>validate</phase><goals><goal>install-file</goal></goals>"
+    executions+="<configuration><file>$4</file><groupId>$1</groupId><artifactId>$2</artifactId><version>$3</version>"
+    executions+="<packaging>jar</packaging><generatePom>true</generatePom></configuration></execution>"
+    deps+="<dependency><groupId>$1</groupId><artifactId>$2</artifactId><version>$3</version></dependency>"
+  }
+  # coordinates FILE RELEASE: FILE under Spark's coordinates if it is a Spark module, else under ours.
+  coordinates() {
+    name=$(basename "$1" .jar)
+    local module=${name%%"_$SCALA_BINARY_VERSION-"*}
+    if [[ $name == spark-* && $module != "$name" ]]; then
+      repository_jar org.apache.spark "${module}_$SCALA_BINARY_VERSION" "${name#"${module}_$SCALA_BINARY_VERSION-"}" "$1"
+    else
+      repository_jar io.fraudstream.provided "$name" "$2" "$1"
+    fi
+  }
+  for jar in "$pyspark_jars"/*.jar; do
+    coordinates "$jar" "$SPARK_VERSION"
+    shipped+="$(basename "$jar" | sed -E 's/-[0-9]+(\.[0-9]+)+[A-Za-z0-9_.-]*\.jar$//') "
+  done
+  for jar in "$CACHE"/spark-jars/*.jar; do
+    artifact=$(basename "$jar" | sed -E 's/-[0-9]+(\.[0-9]+)+[A-Za-z0-9_.-]*\.jar$//')
+    [[ $shipped == *" $artifact "* ]] || coordinates "$jar" "$SPARK_KAFKA_CONNECTOR_VERSION"
+  done
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cat >"$dir/spark-runtime.pom" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>io.fraudstream.provided</groupId><artifactId>spark-runtime</artifactId><version>$SPARK_VERSION</version>
+<packaging>pom</packaging><description>The jars of pyspark $SPARK_VERSION and of its Kafka connector</description>
+<dependencies>$deps</dependencies></project>
+POM
+  executions+="<execution><id>spark-runtime</id><phase>validate</phase><goals><goal>install-file</goal></goals>"
+  executions+="<configuration><file>$dir/spark-runtime.pom</file><pomFile>$dir/spark-runtime.pom</pomFile>"
+  executions+="<packaging>pom</packaging></configuration></execution>"
+  cat >"$dir/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>io.fraudstream.provision</groupId><artifactId>spark-repository</artifactId><version>1</version>
+<packaging>pom</packaging><build><plugins><plugin><groupId>org.apache.maven.plugins</groupId>
+<artifactId>maven-install-plugin</artifactId><version>$MAVEN_INSTALL_PLUGIN_VERSION</version>
+<executions>$executions</executions></plugin></plugins></build></project>
+POM
+  mvn -q -B -Dstyle.color=never -s "$ROOT/scripts/maven-settings.xml" -Dmaven.repo.local="$repo" -f "$dir/pom.xml" validate \
+    || die "installing the Spark jars into $repo failed (see the error above); retry with 'make install'"
+  stamp spark-repository "$key"
+}
+
+# evaluator: the JVM evaluator (services/evaluator) built with Maven against the jars of the installed pyspark
+# (spark-repository) into .cache/evaluator/: fraudstream-evaluator.jar, and fraudstream-evaluator-tests.jar (its test
+# classes, for the Harness the Python property tests drive). Its tests run in `make test`, not here.
 evaluator() {
-  local src="$ROOT/services/evaluator/src/main/java" out="$CACHE/evaluator" key
+  local out="$CACHE/evaluator" build="$CACHE/build/evaluator" key
   # PYSPARK_JARS_DIR (the image build) names pyspark's jars directly instead of the checkout's .venv.
   local pyspark_jars=${PYSPARK_JARS_DIR:-}
   if [ -z "$pyspark_jars" ]; then
@@ -171,16 +235,16 @@ evaluator() {
     pyspark_jars=$(.venv/bin/python -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).parent / "jars")')
   fi
   spark_jars
-  key="$(cd "$src" && find . -name '*.java' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)-$SPARK_VERSION"
-  if stamped evaluator "$key" && [ -f "$out/fraudstream-evaluator.jar" ]; then return; fi
-  log "evaluator: compiling the JVM evaluator"
-  local classes="$CACHE/build/evaluator-classes"
-  rm -rf "$classes" "$out.tmp"
-  mkdir -p "$classes" "$out.tmp"
-  find "$src" -name '*.java' >"$CACHE/build/evaluator-sources.txt"
-  javac -nowarn -encoding UTF-8 --release 17 -d "$classes" -cp "$pyspark_jars/*:$CACHE/spark-jars/*" \
-    @"$CACHE/build/evaluator-sources.txt" || die "javac failed on the JVM evaluator (errors above)"
-  jar --create --file "$out.tmp/fraudstream-evaluator.jar" -C "$classes" . || die "jar failed"
+  spark_repository "$pyspark_jars"
+  key="$(cd services/evaluator && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)"
+  key+="-$(sha256sum versions.env scripts/evaluator-maven.sh | sha256sum | cut -c1-16)-$(cat "$STAMPS/spark-repository")"
+  if stamped evaluator "$key" && [ -f "$out/fraudstream-evaluator.jar" ] && [ -f "$out/fraudstream-evaluator-tests.jar" ]
+  then return; fi
+  log "evaluator: building the JVM evaluator with Maven"
+  rm -rf "$build" "$out.tmp"
+  scripts/evaluator-maven.sh -q -DskipTests package || die "the Maven build of the JVM evaluator failed (errors above)"
+  mkdir -p "$out.tmp"
+  cp "$build/fraudstream-evaluator.jar" "$build/fraudstream-evaluator-tests.jar" "$out.tmp/"
   rm -rf "$out"; mv "$out.tmp" "$out"
   stamp evaluator "$key"
 }

@@ -27,7 +27,7 @@ SUM 0, while AVG, MIN and MAX are undefined and hold no limit.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
@@ -327,6 +327,105 @@ class ExtremeWindow:
         return WindowAggregate(ZERO, 0, best)
 
 
+@dataclass(slots=True)
+class Bucket:
+    """What a bucket holds of the member values with event times in it: exact sum and count, minimum, maximum."""
+
+    total: Decimal
+    count: int
+    low: Decimal
+    high: Decimal
+
+    def add(self, value: Decimal) -> None:
+        self.total = EXACT.add(self.total, value)
+        self.count += 1
+        self.low = min(self.low, value)
+        self.high = max(self.high, value)
+
+
+BucketState = list[tuple[int, Decimal, int, Decimal, Decimal]]
+"""A BucketedWindow's buckets as plain data: (index, total, count, low, high), by index."""
+
+
+def _fold(buckets: list[Bucket]) -> Bucket | None:
+    if not buckets:
+        return None
+    folded = Bucket(ZERO, 0, buckets[0].low, buckets[0].high)
+    for bucket in buckets:
+        folded.total = EXACT.add(folded.total, bucket.total)
+        folded.count += bucket.count
+        folded.low = min(folded.low, bucket.low)
+        folded.high = max(folded.high, bucket.high)
+    return folded
+
+
+class BucketedWindow:
+    """One rule's member values pre-aggregated into buckets of `precision_ms` (CONTRACT section 4,
+    `windowPrecisionSeconds`): bucket `t // precision_ms` holds every member value with event time t.
+
+    Contract: `query(t)` folds buckets `(t - window_ms) // p` through `t // p`, so the window reaches up to one
+    bucket further back than `t - window_ms`, and takes in everything its newest bucket holds, even members with
+    event times after t (already seen, in the same bucket). The state is the buckets alone (at most
+    `window / precision + 1` of them behind the horizon, `retain`); it is not derived from the group's events, so it
+    is persisted with the group (`state`) and survives a change of the group's projection (`rebind`). The fold of all
+    but the newest bucket of the last query is cached: an in-order query costs O(1), one whose bucket range moved or
+    whose older buckets changed O(buckets).
+    """
+
+    def __init__(self, spec: WindowSpec, state: Iterable[tuple[int, Decimal, int, Decimal, Decimal]] = ()) -> None:
+        assert spec.precision_ms is not None
+        self._precision_ms = spec.precision_ms
+        self._spec = spec
+        self._buckets: dict[int, Bucket] = {index: Bucket(t, c, lo, hi) for index, t, c, lo, hi in state}
+        self._closed: tuple[int, int, Bucket | None] | None = None
+
+    def rebind(self, spec: WindowSpec) -> None:
+        """Follow a new spec of the same window (same key): new value projection, window length or aggregate."""
+        assert spec.key == self._spec.key
+        self._spec = spec
+
+    def on_insert(self, log: EventLog, index: int) -> None:
+        value = self._spec.value_of(log.event_at(index))
+        if value is None:
+            return
+        bucket_index = log.time_at(index) // self._precision_ms
+        bucket = self._buckets.get(bucket_index)
+        if bucket is None:
+            self._buckets[bucket_index] = Bucket(value, 1, value, value)
+        else:
+            bucket.add(value)
+        if self._closed is not None and bucket_index < self._closed[1]:
+            self._closed = None
+
+    def query(self, log: EventLog, event_time_ms: int) -> WindowAggregate:
+        low = (event_time_ms - self._spec.window_ms) // self._precision_ms
+        high = event_time_ms // self._precision_ms
+        if self._closed is None or self._closed[:2] != (low, high):
+            older = [self._buckets[i] for i in sorted(self._buckets) if low <= i < high]
+            self._closed = (low, high, _fold(older))
+        folded = _fold([part for part in (self._closed[2], self._buckets.get(high)) if part is not None])
+        if folded is None:
+            return EMPTY
+        kind = self._spec.kind
+        extreme = folded.low if kind is AggregatorKind.MIN else folded.high if kind is AggregatorKind.MAX else None
+        return WindowAggregate(folded.total, folded.count, extreme)
+
+    def retain(self, floor_ms: int) -> None:
+        """Drops the buckets wholly before the horizon start `floor_ms`."""
+        first = floor_ms // self._precision_ms
+        stale = [index for index in self._buckets if index < first]
+        for index in stale:
+            del self._buckets[index]
+        if stale:
+            self._closed = None
+
+    def state(self) -> BucketState:
+        return [(i, b.total, b.count, b.low, b.high) for i, b in sorted(self._buckets.items())]
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
 class AggregatorKind(Enum):
     """Which incremental structure a rule needs."""
 
@@ -345,16 +444,19 @@ class AggregatorKind(Enum):
 
 @dataclass(frozen=True)
 class WindowSpec:
-    """What one rule needs from a group's window. Equal `key`s mean an existing aggregator can be kept."""
+    """What one rule needs from a group's window. Equal `key`s mean an existing aggregator can be kept; for a
+    bucketed rule (`precision_ms` set) the key names its buckets, which are kept whatever else changes."""
 
     key: Hashable
     kind: AggregatorKind
     window_ms: int
     lateness_ms: int
     value_of: ValueOf = field(compare=False)
+    precision_ms: int | None = None
 
     def build(self, log: EventLog, max_event_time_ms: int | None) -> WindowAggregator:
-        """A fresh aggregator over the log's current content."""
+        """A fresh exact aggregator over the log's current content (bucketed ones are BucketedWindow(spec))."""
+        assert self.precision_ms is None, "bucketed windows are not derived from the log"
         if self.kind is AggregatorKind.SUM_COUNT:
             return SumCountWindow(log, max_event_time_ms, self.window_ms, self.value_of)
         return ExtremeWindow(

@@ -17,9 +17,10 @@ Semantics (CONTRACT section 6 with the project's decisions):
 5. Lateness: M is the largest event time the group has stored and H(g) the key group's horizon, its widest
    ACTIVE window plus `lateness_ms` (just `lateness_ms` without ACTIVE rules). e is LATE for the group if
    `e.event_time_ms < M - H(g)`: it is neither stored nor evaluated there, and the group is listed in
-   `late` (other key groups still evaluate e). Otherwise e is stored, and then the floor is set to M - H(g):
-   events below it are evicted, so state shrinks when the widest rule is paused or deleted, and a floor that
-   moves down (the horizon widened) brings nothing back.
+   `late` (other key groups still evaluate e). Otherwise e is stored, and then the events are kept back to
+   M - (widest exact ACTIVE window + lateness) and each bucketed rule's buckets back to the bucket holding
+   M - (its window + lateness): what lies below is evicted, so state shrinks when the widest rule is paused or
+   deleted, and a floor that moves down (the horizon widened) brings nothing back.
 6. What is stored of e: event time, ingestion timestamp, partition, offset, the detector's rule
    sequence number, and the values of the fields the key group's rules (ACTIVE or PAUSE) aggregate
    or filter on, never the whole transaction. All rules of a key group share that one copy.
@@ -27,7 +28,7 @@ Semantics (CONTRACT section 6 with the project's decisions):
    (`skipped`, with the `SkipReason`): no alert from that rule, and e does not count in its window. Every other
    rule evaluates e as usual; one mistaken rule never silences another. `applied` lists the rules that
    evaluated or skipped e.
-8. The window of rule r at e is e itself plus every event x stored in the group with
+8. The window of an exact rule r at e is e itself plus every event x stored in the group with
    `e.event_time_ms - r.window_ms <= x.event_time_ms <= e.event_time_ms` that passes r's filters,
    has a numeric value in r's aggregate field, and was processed after r's window identity was
    first published (`x.rule_seq >= window_start_seq`) and ingested at or after that message's
@@ -35,6 +36,10 @@ Semantics (CONTRACT section 6 with the project's decisions):
    project's addition to CONTRACT section 6: it makes a rule blind to transactions processed before
    its message even if their Kafka timestamp is later, because those were stored without the fields
    the new rule reads. x may have a later event time than e (disorder) and is then outside the window.
+   A rule with `windowPrecisionSeconds` p keeps buckets of width p instead (aggregates.BucketedWindow): its window
+   at e is every bucket from the one holding `e.event_time_ms - r.window_ms` to e's own, with the same members
+   (filters, numeric value, window start), so up to one bucket of older history, and anything already in e's own
+   bucket, counts. Its buckets keep filling while it is paused, and start afresh when its precision changes.
 9. The aggregate is compared exactly with the limit (aggregates.limit_holds); if it holds, r raises
    one alert for e. AVG/MIN/MAX of a window with nothing counted raise nothing.
 10. Rule updates: the same uid with the same window identity (grouping keys, aggregate field,
@@ -307,11 +312,16 @@ def _value_of(version: RuleVersion, field_names: tuple[str, ...]) -> ValueOf:
 
 @dataclass(frozen=True)
 class _KeyGroupPlan:
-    """Everything a transaction needs about one key group's rules, computed once per rule change."""
+    """Everything a transaction needs about one key group's rules, computed once per rule change.
+
+    `specs` holds a WindowSpec per ACTIVE rule and per PAUSE rule with a window precision (whose buckets keep
+    filling while it is paused, as a paused exact rule's events keep being stored); `widest_active_window_ms`
+    sets the horizon, `widest_exact_window_ms` how far back events are kept (bucketed rules need none)."""
 
     field_names: tuple[str, ...]
     active: tuple[RuleVersion, ...]
     widest_active_window_ms: int
+    widest_exact_window_ms: int
     specs: Mapping[str, WindowSpec]
 
 
@@ -415,18 +425,11 @@ class Detector:
         for key_group, versions in by_key_group.items():
             field_names = tuple(sorted(set().union(*(v.rule.spec.field_names_used for v in versions))))
             active = tuple(v for v in versions if v.rule.spec.state is RuleState.ACTIVE)
-            specs = {
-                v.rule.rule_id: WindowSpec(
-                    key=(v.rule.uid, v.window_start_seq, v.window_start_ts_ms, field_names),
-                    kind=AggregatorKind.of(v.rule.spec.aggregator),
-                    window_ms=v.rule.spec.window_ms,
-                    lateness_ms=self._lateness_ms,
-                    value_of=_value_of(v, field_names),
-                )
-                for v in active
-            }
+            kept = [v for v in versions if v.rule.spec.state is RuleState.ACTIVE or v.rule.spec.precision_ms]
+            specs = {v.rule.rule_id: self._window_spec(v, field_names) for v in kept}
             widest_ms = max((v.rule.spec.window_ms for v in active), default=0)
-            self._plans[key_group] = _KeyGroupPlan(field_names, active, widest_ms, specs)
+            widest_exact_ms = max((v.rule.spec.window_ms for v in active if not v.rule.spec.precision_ms), default=0)
+            self._plans[key_group] = _KeyGroupPlan(field_names, active, widest_ms, widest_exact_ms, specs)
         self._active = tuple(
             v
             for rule_id in sorted(self._versions)
@@ -451,6 +454,19 @@ class Detector:
         except InvalidTransactionError as exc:
             return TransactionOutcome(rejection=Rejection(DeadLetterError(exc.error), exc.detail))
         return self.on_transaction(tx, store, detected_at_ms, owns)
+
+    def _window_spec(self, version: RuleVersion, field_names: tuple[str, ...]) -> WindowSpec:
+        spec = version.rule.spec
+        start = (version.rule.uid, version.window_start_seq, version.window_start_ts_ms)
+        return WindowSpec(
+            # A bucketed rule's buckets do not depend on the projection: they outlive a change of it.
+            key=(*start, field_names) if spec.precision_ms is None else (*start, "buckets", spec.precision_ms),
+            kind=AggregatorKind.of(spec.aggregator),
+            window_ms=spec.window_ms,
+            lateness_ms=self._lateness_ms,
+            value_of=_value_of(version, field_names),
+            precision_ms=spec.precision_ms,
+        )
 
     def on_transaction(
         self,
@@ -513,7 +529,7 @@ class Detector:
                     alerts.append(alert)
             max_ms = window.max_event_time_ms
             assert max_ms is not None
-            window.set_floor(max_ms - horizon_ms)
+            window.set_floor(max_ms - plan.widest_exact_window_ms - self._lateness_ms)
             store.put(key, window)
         alerts.sort(key=lambda alert: alert.rule_id)
         return TransactionOutcome(tuple(alerts), tuple(late), tuple(skipped), tuple(applied), out_of_order)

@@ -15,8 +15,10 @@ Contracts (CONTRACT section 4, plus the project's choices):
   numerically equal, or both are strings and equal, or both are the same boolean, or both are null.
   Ordering operators hold only between two numbers.
 - `RuleSpec.window_identity()` is what, when it changes, starts the rule's window afresh: grouping
-  keys, aggregate field and filters. Changing state, aggregator, operator, limit or windowMinutes
-  keeps the window.
+  keys, aggregate field, filters and window precision. Changing state, aggregator, operator, limit or
+  windowMinutes keeps the window.
+- `windowPrecisionSeconds` (optional, CONTRACT section 4) must divide `windowMinutes * 60`; a rule with it keeps
+  pre-aggregated buckets of that width instead of events (aggregates.BucketedWindow).
 - Rule JSON carries `formatVersion` (`RULE_FORMAT_VERSION`); a message without it is version 1. A reader refuses a
   version it does not know (`parse_rule_message` raises RejectedRuleMessageError with reason
   `unsupported-version`), so a rule written by a newer operator is never half-understood.
@@ -40,7 +42,9 @@ _E = TypeVar("_E", bound=StrEnum)
 
 MAX_WINDOW_MINUTES: Final = 527_040  # 366 days
 MS_PER_MINUTE: Final = 60_000
-RULE_FORMAT_VERSION: Final = 1
+RULE_FORMAT_VERSION: Final = 2
+"""The newest Rule JSON format this package reads and writes. A rule is written with the lowest version that can
+carry it: 1, unless it uses `windowPrecisionSeconds` (2), so readers of version 1 keep reading every other rule."""
 
 
 class RuleMessageReason(StrEnum):
@@ -177,6 +181,7 @@ class RuleSpec:
     limit: Decimal
     window_minutes: int
     filters: tuple[Filter, ...] = field(default=())
+    window_precision_seconds: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "grouping_key_names", tuple(sorted(set(self.grouping_key_names))))
@@ -193,6 +198,11 @@ class RuleSpec:
         return self.window_minutes * MS_PER_MINUTE
 
     @property
+    def precision_ms(self) -> int | None:
+        """The width of the rule's buckets in ms; None for exact per-event windows."""
+        return None if self.window_precision_seconds is None else self.window_precision_seconds * 1000
+
+    @property
     def field_names_used(self) -> frozenset[str]:
         """Fields whose values the rule reads besides its grouping keys: aggregate field and filter fields."""
         names = {flt.field for flt in self.filters}
@@ -202,7 +212,7 @@ class RuleSpec:
 
     def window_identity(self) -> tuple[object, ...]:
         """What, when changed, starts the rule's window afresh."""
-        return (self.grouping_key_names, self.aggregate_field_name, self.filters)
+        return (self.grouping_key_names, self.aggregate_field_name, self.filters, self.window_precision_seconds)
 
     def to_json(self) -> dict[str, object]:
         """The normalized spec with the contract's camelCase names."""
@@ -217,6 +227,8 @@ class RuleSpec:
         spec["limit"] = canonical_decimal(self.limit)
         spec["windowMinutes"] = self.window_minutes
         spec["filters"] = [flt.to_json() for flt in self.filters]
+        if self.window_precision_seconds is not None:
+            spec["windowPrecisionSeconds"] = self.window_precision_seconds
         return spec
 
 
@@ -229,6 +241,7 @@ _SPEC_FIELDS: Final = (
     "limit",
     "windowMinutes",
     "filters",
+    "windowPrecisionSeconds",
 )
 _FILTER_FIELDS: Final = ("field", "operator", "value")
 
@@ -301,6 +314,19 @@ def _parse_window_minutes(value: object) -> int:
         raise InvalidRuleError(f"{where} must be at least 1, got {value}")
     if value > MAX_WINDOW_MINUTES:
         raise InvalidRuleError(f"{where} must be at most {MAX_WINDOW_MINUTES} (366 days), got {value}")
+    return value
+
+
+def _parse_precision(value: object, window_minutes: int) -> int | None:
+    where = "spec.windowPrecisionSeconds"
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidRuleError(f"{where} must be an integer, got {_describe(value)}")
+    if value < 1:
+        raise InvalidRuleError(f"{where} must be at least 1, got {value}")
+    if (window_minutes * 60) % value:
+        raise InvalidRuleError(f"{where} must divide windowMinutes * 60 = {window_minutes * 60}, got {value}")
     return value
 
 
@@ -384,6 +410,7 @@ def parse_spec(raw: object) -> RuleSpec:
     limit = _parse_limit(_require(raw, "limit"))
     window_minutes = _parse_window_minutes(_require(raw, "windowMinutes"))
     filters = _parse_filters(raw.get("filters"))
+    precision = _parse_precision(raw.get("windowPrecisionSeconds"), window_minutes)
     return RuleSpec(
         state=state,
         grouping_key_names=grouping,
@@ -393,6 +420,7 @@ def parse_spec(raw: object) -> RuleSpec:
         limit=limit,
         window_minutes=window_minutes,
         filters=filters,
+        window_precision_seconds=precision,
     )
 
 
@@ -407,7 +435,7 @@ class Rule:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "formatVersion": RULE_FORMAT_VERSION,
+            "formatVersion": 1 if self.spec.window_precision_seconds is None else 2,
             "ruleId": self.rule_id,
             "generation": self.generation,
             "uid": self.uid,

@@ -17,20 +17,21 @@ Contracts:
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from .aggregates import StoredEvent
-from .event_codec import decode_events, encode_events
+from .event_codec import decode_events, encode_events, plain_dumps, plain_loads
 from .exceptions import CorruptStateError
 from .windows import GroupWindow, WindowChanges
 
 __all__ = ["FlushPlan", "GroupHead", "SegmentRef", "decode_events", "encode_events", "plan_flush", "restore"]
 
-_FORMAT: Final = 2
-_FORMAT_WITHOUT_INGEST: Final = 1
+_FORMAT: Final = 3
+_FIELDS_OF_FORMAT: Final = {1: 6, 2: 7, 3: 8}
 INLINE_MAX_EVENTS: Final = 64
 
 
@@ -51,11 +52,14 @@ class GroupHead:
     segments: tuple[SegmentRef, ...]
     next_seq: int
     max_ingest_ts_ms: int | None = None
+    buckets: bytes = b""
+    """The window's bucketed rules' buckets (`GroupWindow.bucket_states`) as plain pickled data, b"" if none."""
 
     def to_bytes(self) -> bytes:
         return json.dumps(
             [_FORMAT, list(self.field_names), self.max_event_time_ms, self.floor_ms,
-             [[s.seq, s.count, s.max_event_time_ms] for s in self.segments], self.next_seq, self.max_ingest_ts_ms],
+             [[s.seq, s.count, s.max_event_time_ms] for s in self.segments], self.next_seq, self.max_ingest_ts_ms,
+             base64.b64encode(self.buckets).decode()],
             separators=(",", ":"),
         ).encode()  # fmt: skip
 
@@ -63,11 +67,12 @@ class GroupHead:
     def from_bytes(data: bytes) -> GroupHead:
         try:
             version, names, max_ms, floor_ms, segments, next_seq, *rest = json.loads(data)
-            if version not in (_FORMAT, _FORMAT_WITHOUT_INGEST) or len(rest) != (version == _FORMAT):
+            if _FIELDS_OF_FORMAT.get(version) != 6 + len(rest):
                 raise CorruptStateError(f"unknown group head format {version!r}")
             refs = tuple(SegmentRef(int(s), int(c), int(m)) for s, c, m in segments)
             max_ingest = None if not rest or rest[0] is None else int(rest[0])
-            return GroupHead(tuple(names), max_ms, floor_ms, refs, int(next_seq), max_ingest)
+            buckets = base64.b64decode(rest[1]) if len(rest) > 1 else b""
+            return GroupHead(tuple(names), max_ms, floor_ms, refs, int(next_seq), max_ingest, buckets)
         except CorruptStateError:
             raise
         except Exception as exc:
@@ -97,9 +102,11 @@ def plan_flush(
     old = head.segments if head else ()
     next_seq = head.next_seq if head else 0
     max_ingest = window.max_ingest_ts_ms
+    states = window.bucket_states()
+    buckets = plain_dumps(list(states.items())) if states else b""
     if len(window) <= inline_max_events:
         inline = encode_events(window.field_names, list(window.events()))
-        small = GroupHead(window.field_names, window.max_event_time_ms, floor_ms, (), next_seq, max_ingest)
+        small = GroupHead(window.field_names, window.max_event_time_ms, floor_ms, (), next_seq, max_ingest, buckets)
         return FlushPlan(small, inline, (), tuple(s.seq for s in old))
     live = [s for s in old if floor_ms is None or s.max_event_time_ms >= floor_ms]
     delta_count = sum(s.count for s in live[1:]) + len(journal)
@@ -125,7 +132,9 @@ def plan_flush(
             ref = SegmentRef(next_seq, len(journal), max(e.event_time_ms for e in journal))
             segments += (ref,)
             puts = ((next_seq, encode_events(window.field_names, journal)),)
-    new_head = GroupHead(window.field_names, window.max_event_time_ms, floor_ms, segments, next_seq + 1, max_ingest)
+    new_head = GroupHead(
+        window.field_names, window.max_event_time_ms, floor_ms, segments, next_seq + 1, max_ingest, buckets
+    )
     return FlushPlan(new_head, b"", puts, deletes)
 
 
@@ -140,4 +149,7 @@ def restore(head: GroupHead, inline: bytes, segments: Sequence[bytes]) -> GroupW
     events.sort(key=lambda event: event.event_time_ms)  # stable: insertion order among equal times
     if head.floor_ms is not None:
         events = [event for event in events if event.event_time_ms >= head.floor_ms]
-    return GroupWindow.restore(head.field_names, events, head.max_event_time_ms, head.floor_ms, head.max_ingest_ts_ms)
+    buckets = {key: list(state) for key, state in plain_loads(head.buckets)} if head.buckets else {}
+    return GroupWindow.restore(
+        head.field_names, events, head.max_event_time_ms, head.floor_ms, head.max_ingest_ts_ms, buckets
+    )

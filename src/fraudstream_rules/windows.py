@@ -4,28 +4,37 @@ Contracts:
 - Events are sorted by event time, ties in insertion (= processing) order, and addressed by absolute
   indices that eviction and compaction never change (see aggregates.EventLog).
 - `max_event_time_ms` is the largest event time ever stored and `max_ingest_ts_ms` the largest ingestion
-  timestamp; every stored event has `event_time_ms >= floor_ms`. The caller sets the floor (`set_floor`) to the
-  group's horizon after each insertion and inserts only events at or above the horizon; a floor that moves down
-  (the horizon widened) brings nothing back, it only lets later insertions land lower.
+  timestamp; after `set_floor` every stored event has `event_time_ms >= floor_ms`. The caller sets the floor after
+  each insertion (the insertion may land below it: such an event is evaluated, then evicted by that `set_floor`); a
+  floor that moves down (the horizon widened) brings nothing back, it only lets later insertions land lower.
 - `field_names` is the projection the events' `values` follow; `prepare` changes it (re-projecting
   every event, absent fields becoming MISSING) and brings the aggregators in line with the rules.
-- `to_bytes` keeps only the events, the maxima and the floor (size proportional to the events held);
-  aggregators are derived state and are rebuilt from the events on first use after `from_bytes`, which also
-  reads the previous format (without `max_ingest_ts_ms`).
+- Exact aggregators are derived state, rebuilt from the events on first use after `from_bytes`; bucketed ones
+  (rules with a window precision) are state of their own, kept by their spec key in `to_bytes` and across a change
+  of projection, trimmed to their own floor (`set_floor`). `to_bytes` keeps the events, the maxima, the floor and
+  the buckets (size proportional to what is held); `from_bytes` also reads the previous formats.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from typing import Final, NamedTuple
 
-from .aggregates import MISSING, StoredEvent, WindowAggregate, WindowAggregator, WindowSpec
+from .aggregates import (
+    MISSING,
+    BucketedWindow,
+    BucketState,
+    StoredEvent,
+    WindowAggregate,
+    WindowAggregator,
+    WindowSpec,
+)
 from .event_codec import decode_events, encode_events, plain_dumps, plain_loads
 from .exceptions import CorruptStateError
 
-_FORMAT: Final = 3
-_FORMAT_WITHOUT_INGEST: Final = 2
+_FORMAT: Final = 4
+_FORMATS_READ: Final = {2: 4, 3: 5, 4: 6}  # format -> fields in the tuple
 _COMPACT_AFTER: Final = 256
 
 
@@ -50,6 +59,7 @@ class GroupWindow:
         "_journal",
         "_max_ingest_ms",
         "_max_ms",
+        "_restored_buckets",
         "_times",
     )
 
@@ -62,7 +72,8 @@ class GroupWindow:
         self._max_ms: int | None = None
         self._max_ingest_ms: int | None = None
         self._floor_ms: int | None = None
-        self._aggregators: dict[str, tuple[WindowSpec, WindowAggregator]] = {}
+        self._aggregators: dict[str, tuple[WindowSpec, WindowAggregator | BucketedWindow]] = {}
+        self._restored_buckets: dict[Hashable, BucketState] = {}
         self._journal: list[StoredEvent] = []
         self._floor_lowered = False
 
@@ -74,9 +85,12 @@ class GroupWindow:
         max_event_time_ms: int | None,
         floor_ms: int | None,
         max_ingest_ts_ms: int | None = None,
+        buckets: Mapping[Hashable, BucketState] | None = None,
     ) -> GroupWindow:
-        """A window holding `events` (sorted by event time, all at or above `floor_ms`), with an empty journal."""
+        """A window holding `events` (sorted by event time, all at or above `floor_ms`) and the buckets of bucketed
+        rules by spec key (taken up by `prepare`), with an empty journal."""
         window = cls(field_names)
+        window._restored_buckets = dict(buckets or {})
         window._events = events
         window._times = [event.event_time_ms for event in events]
         window._max_ms = max_event_time_ms
@@ -128,7 +142,8 @@ class GroupWindow:
         return self._base + bisect_left(self._times, event_time_ms, self._head)
 
     def prepare(self, field_names: tuple[str, ...], specs: Mapping[str, WindowSpec]) -> None:
-        """Adopt projection `field_names` and keep exactly one up-to-date aggregator per spec."""
+        """Adopt projection `field_names` and keep exactly one up-to-date aggregator per spec: an exact one rebuilt
+        from the events when its spec changed, a bucketed one kept (with its buckets) while its key is the same."""
         if field_names != self._field_names:
             positions = {name: position for position, name in enumerate(self._field_names)}
             picks = [positions.get(name) for name in field_names]
@@ -137,13 +152,23 @@ class GroupWindow:
                 for event in self._events[self._head :]
             ]
             self._field_names = field_names
-            self._aggregators.clear()
+            for slot in [slot for slot, (spec, _) in self._aggregators.items() if spec.precision_ms is None]:
+                del self._aggregators[slot]
         for slot in [slot for slot in self._aggregators if slot not in specs]:
             del self._aggregators[slot]
         for slot, spec in specs.items():
             current = self._aggregators.get(slot)
-            if current is None or (current[0] is not spec and current[0] != spec):
+            if spec.precision_ms is not None:
+                if current is not None and isinstance(current[1], BucketedWindow) and current[0].key == spec.key:
+                    if current[0] is not spec:
+                        current[1].rebind(spec)
+                        self._aggregators[slot] = (spec, current[1])
+                else:
+                    buckets = BucketedWindow(spec, self._restored_buckets.pop(spec.key, ()))
+                    self._aggregators[slot] = (spec, buckets)
+            elif current is None or (current[0] is not spec and current[0] != spec):
                 self._aggregators[slot] = (spec, spec.build(self, self._max_ms))
+        self._restored_buckets.clear()  # buckets of rules no longer in the plan
 
     def insert(self, event: StoredEvent) -> None:
         """Store an event (at or above the horizon) and tell every aggregator."""
@@ -169,11 +194,15 @@ class GroupWindow:
         return self._aggregators[slot][1].query(self, event_time_ms)
 
     def set_floor(self, floor_ms: int) -> None:
-        """Set the floor, evicting the events below it."""
-        if floor_ms == self._floor_ms:
-            return
+        """Set the floor, evicting the events below it; each bucketed rule keeps its buckets from the one holding
+        `max_event_time_ms - (its window + lateness)` on."""
+        if self._max_ms is not None:
+            for spec, aggregator in self._aggregators.values():
+                if isinstance(aggregator, BucketedWindow):
+                    aggregator.retain(self._max_ms - spec.window_ms - spec.lateness_ms)
         self._floor_lowered = self._floor_lowered or (self._floor_ms is not None and floor_ms < self._floor_ms)
         self._floor_ms = floor_ms
+        # Also when the floor stays: an event below it may have been inserted since (not late for a bucketed rule).
         head, times = self._head, self._times
         while head < len(times) and times[head] < floor_ms:
             head += 1
@@ -184,9 +213,18 @@ class GroupWindow:
             head = 0
         self._head = head
 
+    def bucket_states(self) -> dict[Hashable, BucketState]:
+        """The buckets of the bucketed rules, by spec key (plain data)."""
+        states = dict(self._restored_buckets)
+        for spec, aggregator in self._aggregators.values():
+            if isinstance(aggregator, BucketedWindow):
+                states[spec.key] = aggregator.state()
+        return states
+
     def to_bytes(self) -> bytes:
         events = encode_events(self._field_names, list(self.events()))
-        return plain_dumps((_FORMAT, self._max_ms, self._floor_ms, events, self._max_ingest_ms))
+        buckets = list(self.bucket_states().items())
+        return plain_dumps((_FORMAT, self._max_ms, self._floor_ms, events, self._max_ingest_ms, buckets))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> GroupWindow:
@@ -196,7 +234,9 @@ class GroupWindow:
             raise
         except Exception as exc:
             raise CorruptStateError(f"unreadable group state: {exc}") from exc
-        if version not in (_FORMAT, _FORMAT_WITHOUT_INGEST) or len(rest) != (version == _FORMAT):
+        if _FORMATS_READ.get(version) != 4 + len(rest):
             raise CorruptStateError(f"unknown group state format {version!r}")
         field_names, events = decode_events(payload)
-        return cls.restore(field_names, events, max_ms, floor_ms, rest[0] if rest else None)
+        max_ingest = rest[0] if rest else None
+        buckets = {key: list(state) for key, state in rest[1]} if len(rest) > 1 else {}
+        return cls.restore(field_names, events, max_ms, floor_ms, max_ingest, buckets)

@@ -319,7 +319,7 @@ def test_a_mistaken_rule_skips_only_itself(stack: Stack) -> None:
 
 def test_a_rule_message_of_a_newer_format_is_refused_and_counted(stack: Stack) -> None:
     rule_id = f"{stack.namespace}/from-the-future"
-    value = {"formatVersion": 2, "ruleId": rule_id, "generation": 1, "uid": "u", "spec": {"somethingNew": True}}
+    value = {"formatVersion": 9, "ruleId": rule_id, "generation": 1, "uid": "u", "spec": {"somethingNew": True}}
     before = sample(stack.detector_url, "fraud_rule_messages_rejected_total", reason="unsupported-version")
     produce(stack.kafka, stack.topics.rules, [(rule_id, json.dumps(value))])
     wait_for(

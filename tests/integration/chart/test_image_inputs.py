@@ -1,9 +1,11 @@
 """The Dockerfile's build steps, run here on exactly the files it copies (there is no Docker engine to run them in):
-the `jars` stage's provisioning resolves the same jars as a developer checkout, and the `build` stage's
-`pip install .` finds every package in the build context."""
+the `jars` stage's provisioning resolves the same jars as a developer checkout, the `evaluator` stage's Maven build
+makes the same jar as a developer checkout's, and the `build` stage's `pip install .` finds every package in the
+build context."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -11,11 +13,13 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import pyspark
 import pytest
 from packaging.requirements import Requirement
 
 from fraudstream_localstack.layout import KAFKA_LIBS, ROOT, SPARK_JARS, require
 from tests.unit.chart.test_dockerfile import BY_NAME
+from tests.unit.rules.jvm_engine import build_jar
 
 pytestmark = pytest.mark.integration
 
@@ -53,6 +57,31 @@ def test_jars_stage_resolves_the_developer_jars(tmp_path: Path) -> None:
     ):
         require(local, "spark-jars kafka")
         assert sorted(p.name for p in built.glob("*.jar")) == sorted(p.name for p in local.glob("*.jar"))
+
+
+def test_evaluator_stage_builds_the_developer_jar_with_maven(tmp_path: Path) -> None:
+    copy_sources("evaluator", tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scripts", "services", "versions.env"]
+    # What the stage takes from the others: the jars stage's .cache (the test above shows it equals the checkout's)
+    # and the pyspark jars of the build stage's virtualenv (the checkout's pyspark, from the same pyproject pin).
+    (command,) = BY_NAME["evaluator"].args("RUN")
+    assignment, *argv = command.split()
+    assert assignment == "PYSPARK_JARS_DIR=/opt/pyspark-jars"
+    require(SPARK_JARS, "spark-jars")
+    shutil.copytree(SPARK_JARS, tmp_path / ".cache" / "spark-jars")
+    (tmp_path / ".cache" / "stamps").mkdir()
+    shutil.copy2(ROOT / ".cache" / "stamps" / "spark-jars", tmp_path / ".cache" / "stamps" / "spark-jars")
+    env = {**os.environ, "PYSPARK_JARS_DIR": str(Path(pyspark.__file__).parent / "jars")}
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False)
+    # The stage's Maven repository holds a copy of every Spark jar (~0.5 GB): not worth keeping in pytest's tmp.
+    shutil.rmtree(tmp_path / ".cache" / "maven-repository", ignore_errors=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    built = tmp_path / ".cache" / "evaluator" / "fraudstream-evaluator.jar"
+    local = build_jar()
+    with zipfile.ZipFile(built) as image_jar, zipfile.ZipFile(local) as checkout_jar:
+        assert image_jar.namelist() == checkout_jar.namelist()
+        for name in image_jar.namelist():
+            assert image_jar.read(name) == checkout_jar.read(name), name
 
 
 def test_build_stage_installs_every_package_from_the_context(tmp_path: Path) -> None:

@@ -50,6 +50,17 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
     ("limit-as-float", {**BASE_SPEC, "limit": 0.5}, "spec.limit in body must be of type integer,string"),
     ("window-zero", {**BASE_SPEC, "windowMinutes": 0}, "windowMinutes must be between 1 and 527040 (366 days)"),
     ("window-too-long", {**BASE_SPEC, "windowMinutes": 527041}, "windowMinutes must be between 1 and 527040"),
+    (
+        "precision-not-dividing",
+        {**BASE_SPEC, "windowMinutes": 60, "windowPrecisionSeconds": 7},
+        "windowPrecisionSeconds must divide windowMinutes * 60",
+    ),
+    ("precision-zero", {**BASE_SPEC, "windowPrecisionSeconds": 0}, "windowPrecisionSeconds must be between 1 and"),
+    (
+        "precision-as-string",
+        {**BASE_SPEC, "windowPrecisionSeconds": "60"},
+        "spec.windowPrecisionSeconds in body must be of type integer",
+    ),
     ("no-grouping-keys", {**BASE_SPEC, "groupingKeyNames": []}, "groupingKeyNames must name at least one field"),
     (
         "duplicate-grouping-keys",
@@ -102,8 +113,19 @@ def test_the_api_server_refuses_an_invalid_spec(
         {**BASE_SPEC, "limit": "1e6", "windowMinutes": 527040},
         {**BASE_SPEC, "filters": [{"field": "paymentType", "operator": "IN", "value": ["CSH", "CRD"]}]},
         {**BASE_SPEC, "filters": [{"field": "flagged", "operator": "EQUAL", "value": None}]},
+        {**BASE_SPEC, "windowMinutes": 43200, "windowPrecisionSeconds": 3600},
+        {**BASE_SPEC, "windowMinutes": 527040, "windowPrecisionSeconds": 31622400},
     ],
-    ids=["count", "count-with-field", "negative-decimal", "exponent-and-max-window", "in-list", "null-value"],
+    ids=[
+        "count",
+        "count-with-field",
+        "negative-decimal",
+        "exponent-and-max-window",
+        "in-list",
+        "null-value",
+        "hourly-buckets",
+        "one-bucket",
+    ],
 )
 def test_the_api_server_accepts_valid_edge_specs(rules: FraudRules, spec: dict[str, Any]) -> None:
     created = rules.create("edge", spec)

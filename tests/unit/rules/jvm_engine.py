@@ -22,6 +22,8 @@ from .oracle import Record, RuleRecord
 
 REPO: Final = Path(__file__).resolve().parents[3]
 JAR: Final = REPO / ".cache" / "evaluator" / "fraudstream-evaluator.jar"
+# The evaluator's test classes, where the harness lives (it is not shipped in the jar).
+TESTS_JAR: Final = REPO / ".cache" / "evaluator" / "fraudstream-evaluator-tests.jar"
 PYSPARK_JARS: Final = REPO / ".venv" / "lib" / "python3.11" / "site-packages" / "pyspark" / "jars"
 HARNESS: Final = "io.fraudstream.evaluator.core.Harness"
 
@@ -58,11 +60,12 @@ class JvmOutcome:
 
 
 def build_jar() -> Path:
-    """Run `scripts/provision.sh evaluator` (idempotent, fast when stamped) and return the jar; raise if it fails."""
+    """Run `scripts/provision.sh evaluator` (idempotent, fast when stamped) and return the jar; raise if it fails.
+    The test classes' jar is built beside it."""
     result = subprocess.run(
         ["scripts/provision.sh", "evaluator"], cwd=REPO, capture_output=True, text=True, timeout=600, check=False
     )
-    if result.returncode != 0 or not JAR.is_file():
+    if result.returncode != 0 or not JAR.is_file() or not TESTS_JAR.is_file():
         raise JvmHarnessError(
             f"scripts/provision.sh evaluator failed (exit {result.returncode}):\n{result.stdout}\n{result.stderr}"
         )
@@ -89,7 +92,7 @@ class JvmEngine:
 
     def __init__(self, jar: Path) -> None:
         self._process = subprocess.Popen(
-            ["java", "-Xss8m", "-cp", f"{jar}:{PYSPARK_JARS}/*", HARNESS],
+            ["java", "-Xss8m", "-cp", f"{jar}:{TESTS_JAR}:{PYSPARK_JARS}/*", HARNESS],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

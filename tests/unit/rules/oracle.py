@@ -2,8 +2,8 @@
 section 6).
 
 No incremental structure: every window is recomputed from the group's full stored history, every aggregate with
-Fractions, the horizon and the floor by scanning. Slow and obviously right; the property tests hold the Detector
-and its JVM twin to it.
+Fractions, the horizon and the floor by scanning; a bucketed rule's window from the member events its buckets would
+hold. Slow and obviously right; the property tests hold the Detector and its JVM twin to it.
 """
 
 from __future__ import annotations
@@ -86,6 +86,34 @@ def _aggregate(function: AggregatorFunction, amounts: list[Decimal]) -> tuple[Fr
     return Fraction(extreme), extreme
 
 
+def _member(version: _Version, j: int, x: Transaction, e: Transaction) -> Decimal | None:
+    """The value x contributes to version's window at e (x may be e), None if it is no member."""
+    spec = version.rule.spec
+    if x is not e and (j <= version.window_start_index or x.ingest_ts_ms < version.window_start_ts_ms):
+        return None
+    if not all(flt.matches(x.fields) for flt in spec.filters):
+        return None
+    if spec.aggregate_field_name is None:
+        return Decimal(1)
+    amount = amount_of(x.fields, spec.aggregate_field_name)
+    return amount if isinstance(amount, Decimal) else None
+
+
+def _bucket_member(version: _Version, j: int, x: Transaction) -> Decimal | None:
+    """What x puts into version's buckets when stored (the window start applies to every event, x included)."""
+    if j <= version.window_start_index or x.ingest_ts_ms < version.window_start_ts_ms:
+        return None
+    return _member(version, j, x, x)
+
+
+@dataclass
+class _Buckets:
+    """The member events a bucketed rule's buckets hold in one group: (record index, event, value)."""
+
+    window: tuple[str, int]  # (uid, window start index): a new window starts afresh
+    members: list[tuple[int, Transaction, Decimal]]
+
+
 def run_oracle(
     records: Sequence[Record], lateness_ms: int, future_skew_ms: int = DEFAULT_FUTURE_SKEW_MS
 ) -> list[Outcome]:
@@ -93,6 +121,7 @@ def run_oracle(
     rules: dict[str, _Version] = {}
     key_groups: set[tuple[str, ...]] = set()
     stored: dict[str, list[tuple[int, Transaction]]] = {}
+    buckets: dict[str, dict[str, _Buckets]] = {}
     latest_ingest: dict[str, int] = {}
     outcomes: list[Outcome] = []
     for index, record in enumerate(records):
@@ -106,6 +135,7 @@ def run_oracle(
                     and previous.rule.spec.grouping_key_names == new.spec.grouping_key_names
                     and previous.rule.spec.aggregate_field_name == new.spec.aggregate_field_name
                     and previous.rule.spec.filters == new.spec.filters
+                    and previous.rule.spec.window_precision_seconds == new.spec.window_precision_seconds
                 ):
                     rules[record.rule_id] = _Version(new, previous.window_start_ts_ms, previous.window_start_index)
                 else:
@@ -129,20 +159,37 @@ def run_oracle(
             group_rules = {i: v for i, v in rules.items() if v.rule.spec.grouping_key_names == key_group}
             if not group_rules:
                 stored.pop(key, None)
+                buckets.pop(key, None)
                 latest_ingest.pop(key, None)
                 continue
-            horizon_ms = lateness_ms + max(
-                (v.rule.spec.window_ms for v in group_rules.values() if v.rule.spec.state is RuleState.ACTIVE),
-                default=0,
+            active = [v for v in group_rules.values() if v.rule.spec.state is RuleState.ACTIVE]
+            horizon_ms = lateness_ms + max((v.rule.spec.window_ms for v in active), default=0)
+            exact_ms = lateness_ms + max(
+                (v.rule.spec.window_ms for v in active if not v.rule.spec.precision_ms), default=0
             )
             events = stored.setdefault(key, [])
-            if events and tx.event_time_ms < max(x.event_time_ms for _, x in events) - horizon_ms:
+            newest_ms = max((x.event_time_ms for _, x in events), default=None)
+            if newest_ms is not None and tx.event_time_ms < newest_ms - horizon_ms:
                 late.append(key)
                 continue
             if latest_ingest.get(key, tx.ingest_ts_ms) > tx.ingest_ts_ms:
                 out_of_order = True
             latest_ingest[key] = max(latest_ingest.get(key, tx.ingest_ts_ms), tx.ingest_ts_ms)
             events.append((index, tx))
+            # Bucketed rules (ACTIVE or PAUSE) keep their buckets while their window lasts; they take e in.
+            held = buckets.setdefault(key, {})
+            for rule_id in [rule_id for rule_id in held if rule_id not in group_rules]:
+                del held[rule_id]
+            for rule_id, version in group_rules.items():
+                if version.rule.spec.precision_ms is None:
+                    held.pop(rule_id, None)
+                    continue
+                window = (version.rule.uid, version.window_start_index)
+                if rule_id not in held or held[rule_id].window != window:
+                    held[rule_id] = _Buckets(window, [])
+                value = _bucket_member(version, index, tx)
+                if value is not None:
+                    held[rule_id].members.append((index, tx, value))
 
             for rule_id, version in sorted(group_rules.items()):
                 if rule_id not in applicable:
@@ -154,22 +201,30 @@ def run_oracle(
                         skipped.add((rule_id, own.value))
                         continue
                 amounts = []
-                for j, x in events:
-                    if x is not tx and (j <= version.window_start_index or x.ingest_ts_ms < version.window_start_ts_ms):
-                        continue
-                    if not tx.event_time_ms - spec.window_ms <= x.event_time_ms <= tx.event_time_ms:
-                        continue
-                    if not all(flt.matches(x.fields) for flt in spec.filters):
-                        continue
-                    if spec.aggregate_field_name is None:
-                        amounts.append(Decimal(1))
-                    elif isinstance(amount := amount_of(x.fields, spec.aggregate_field_name), Decimal):
-                        amounts.append(amount)
+                if spec.precision_ms is None:
+                    for j, x in events:
+                        in_window = tx.event_time_ms - spec.window_ms <= x.event_time_ms <= tx.event_time_ms
+                        if in_window and (amount := _member(version, j, x, tx)) is not None:
+                            amounts.append(amount)
+                else:
+                    p = spec.precision_ms
+                    first, last = (tx.event_time_ms - spec.window_ms) // p, tx.event_time_ms // p
+                    members = held[rule_id].members
+                    amounts = [value for _, x, value in members if first <= x.event_time_ms // p <= last]
+                    if all(x is not tx for _, x, _ in members):  # e always counts for its own evaluation
+                        own_value = _member(version, index, tx, tx)
+                        assert own_value is not None
+                        amounts.append(own_value)
                 result = _aggregate(spec.aggregator, amounts)
                 if result is not None and _HOLDS[spec.limit_operator.value](result[0], Fraction(spec.limit)):
                     alerts.add((rule_id, tx.transaction_id, canonical_decimal(result[1])))
 
-            floor_ms = max(x.event_time_ms for _, x in events) - horizon_ms
-            stored[key] = [(j, x) for j, x in events if x.event_time_ms >= floor_ms]
+            newest_ms = max(x.event_time_ms for _, x in events)
+            stored[key] = [(j, x) for j, x in events if x.event_time_ms >= newest_ms - exact_ms]
+            for rule_id, entry in held.items():
+                p = group_rules[rule_id].rule.spec.precision_ms
+                assert p is not None
+                first = (newest_ms - lateness_ms - group_rules[rule_id].rule.spec.window_ms) // p
+                entry.members = [m for m in entry.members if m[1].event_time_ms // p >= first]
         outcomes.append(Outcome(frozenset(alerts), tuple(late), None, frozenset(skipped), out_of_order))
     return outcomes

@@ -222,3 +222,60 @@ def test_incremental_windows_match_rescan(
                 window = GroupWindow.from_bytes(window.to_bytes())
                 window.prepare(window.field_names, specs)
                 windows[kind] = (window, specs)
+
+
+def bucketed(kind: AggregatorKind, window_ms: int, precision_ms: int) -> tuple[GroupWindow, dict[str, WindowSpec]]:
+    window = GroupWindow(("amount",))
+    spec = WindowSpec(("r", "buckets", precision_ms), kind, window_ms, 0, value_of, precision_ms)
+    specs = {"r": spec}
+    window.prepare(("amount",), specs)
+    return window, specs
+
+
+@pytest.mark.parametrize(
+    ("inserts", "query_ms", "expected"),
+    [
+        # window 60 s, buckets of 20 s: [t - 60 s, t] widens to whole buckets (t - 60 s) // 20 s .. t // 20 s
+        ([(0, "1"), (59_999, "2"), (60_000, "4")], 60_000, ("7", 3, "1", "4")),
+        ([(0, "1"), (60_000, "4"), (79_999, "8")], 79_999, ("13", 3, "1", "8")),  # 0 is in bucket 0: counted
+        ([(0, "1"), (60_000, "4"), (80_000, "8")], 80_000, ("12", 2, "4", "8")),  # now bucket 0 has left
+        ([(60_000, "4"), (75_000, "8"), (61_000, "2")], 61_000, ("14", 3, "2", "8")),  # 75 000 shares 61 000's bucket
+        ([(100_000, "5"), (20_000, "9")], 100_000, ("5", 1, "5", "5")),  # an older bucket, outside the window
+    ],
+)
+def test_bucketed_windows_take_whole_buckets(
+    inserts: list[tuple[int, str]], query_ms: int, expected: tuple[str, int, str, str]
+) -> None:
+    total, count, low, high = expected
+    for kind in AggregatorKind:
+        window, _ = bucketed(kind, 60_000, 20_000)
+        for seq, (time_ms, amount) in enumerate(inserts):
+            window.insert(event(time_ms, D(amount), seq))
+        result = window.aggregate("r", query_ms)
+        if kind is AggregatorKind.SUM_COUNT:
+            assert (result.total, result.count) == (D(total), count)
+        else:
+            assert result.extreme == D(low if kind is AggregatorKind.MIN else high)
+
+
+def test_buckets_survive_bytes_and_a_new_projection_and_leave_behind_their_floor() -> None:
+    window, specs = bucketed(AggregatorKind.SUM_COUNT, 60_000, 20_000)
+    for seq, time_ms in enumerate([0, 10_000, 20_000, 40_000, 61_000]):
+        window.insert(event(time_ms, D(1), seq))
+    assert window.aggregate("r", 61_000).count == 5
+    copy = GroupWindow.from_bytes(window.to_bytes())
+    assert len(copy) == 5
+    copy.prepare(("amount",), specs)
+    assert copy.aggregate("r", 61_000).count == 5, "buckets are state of their own, restored by key"
+    wider = ("amount", "extra")
+    respecced = {"r": WindowSpec(specs["r"].key, AggregatorKind.MAX, 40_000, 0, lambda e: value_of(e), 20_000)}
+    copy.prepare(wider, respecced)
+    assert copy.aggregate("r", 61_000).extreme == D(1), "a new projection and aggregate keep the buckets"
+    copy.set_floor(61_000)
+    assert len(copy) == 1, "events go below the (exact) floor"
+    assert copy.aggregate("r", 61_000).count == 3, "buckets before the one holding M - (window + lateness) go"
+    assert copy.bucket_states()[specs["r"].key] == [
+        (1, D(1), 1, D(1), D(1)),
+        (2, D(1), 1, D(1), D(1)),
+        (3, D(1), 1, D(1), D(1)),
+    ]

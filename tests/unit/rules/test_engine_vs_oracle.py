@@ -54,10 +54,12 @@ FRESH_SPECS = st.fixed_dictionaries(
         "limit": st.sampled_from(LIMITS),
         "windowMinutes": st.integers(1, 5),
         "filters": st.sampled_from(FILTERS),
+        # Buckets of 10 s to 1 min: each divides every window of 1-5 minutes.
+        "windowPrecisionSeconds": st.sampled_from([None, None, None, 10, 30, 60]),
     }
 )
 CHANGES = st.sampled_from(["state", "state", "limit", "operator", "window", "aggregator", "identity"])
-IDENTITY_PARTS = st.sampled_from(["groupingKeyNames", "aggregateFieldName", "filters"])
+IDENTITY_PARTS = st.sampled_from(["groupingKeyNames", "aggregateFieldName", "filters", "windowPrecisionSeconds"])
 ACTIONS = st.sampled_from(["create", "update", "update", "update", "delete", "recreate"])
 
 

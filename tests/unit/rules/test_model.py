@@ -19,166 +19,17 @@ from fraudstream_rules.model import (
     parse_spec,
 )
 
+from .spec_cases import NORMALIZED, REFUSED, spec
+
 D = Decimal
 
 
-def spec(**overrides: object) -> dict[str, object]:
-    raw: dict[str, object] = {
-        "groupingKeyNames": ["payerId"],
-        "aggregatorFunctionType": "SUM",
-        "aggregateFieldName": "paymentAmount",
-        "limitOperatorType": "GREATER",
-        "limit": "100",
-        "windowMinutes": 5,
-    }
-    for key, value in overrides.items():
-        if value is ...:
-            raw.pop(key, None)
-        else:
-            raw[key] = value
-    return raw
-
-
-@pytest.mark.parametrize(
-    ("raw", "attribute", "expected"),
-    [
-        (spec(), "state", RuleState.ACTIVE),
-        (spec(state=None), "state", RuleState.ACTIVE),
-        (spec(state="PAUSE"), "state", RuleState.PAUSE),
-        (spec(groupingKeyNames=["payerId", "beneficiaryId"]), "grouping_key_names", ("beneficiaryId", "payerId")),
-        (spec(aggregatorFunctionType="COUNT"), "aggregate_field_name", None),
-        (spec(aggregatorFunctionType="COUNT", aggregateFieldName=...), "aggregate_field_name", None),
-        (spec(limit=200), "limit", D(200)),
-        (spec(limit="200000.00"), "limit", D("200000")),
-        (spec(limit="-0.5"), "limit", D("-0.5")),
-        (spec(limit="1e3"), "limit", D(1000)),
-        (spec(limit=D("0.30")), "limit", D("0.3")),
-        (spec(windowMinutes=1), "window_ms", 60_000),
-        (spec(windowMinutes=527_040), "window_minutes", 527_040),
-        (spec(filters=None), "filters", ()),
-        (spec(filters=[]), "filters", ()),
-        (
-            spec(filters=[{"field": "paymentType", "operator": "EQUAL", "value": "CRD"}]),
-            "filters",
-            (Filter("paymentType", FilterOperator.EQUAL, "CRD"),),
-        ),
-        (
-            spec(filters=[{"field": "paymentAmount", "operator": "GREATER", "value": "1.50"}]),
-            "filters",
-            (Filter("paymentAmount", FilterOperator.GREATER, D("1.5")),),
-        ),
-        (
-            spec(filters=[{"field": "x", "operator": "IN", "value": ["a", 1, True, None]}]),
-            "filters",
-            (Filter("x", FilterOperator.IN, ("a", D(1), True, None)),),
-        ),
-        (
-            spec(
-                filters=[
-                    {"field": "b", "operator": "EQUAL", "value": "x"},
-                    {"field": "a", "operator": "EQUAL", "value": 1},
-                ]
-            ),
-            "filters",
-            (Filter("b", FilterOperator.EQUAL, "x"), Filter("a", FilterOperator.EQUAL, D(1))),
-        ),
-    ],
-)
+@pytest.mark.parametrize(("raw", "attribute", "expected"), NORMALIZED)
 def test_parse_spec_normalizes(raw: dict[str, object], attribute: str, expected: object) -> None:
     assert getattr(parse_spec(raw), attribute) == expected
 
 
-@pytest.mark.parametrize(
-    ("raw", "message"),
-    [
-        (["not", "a", "dict"], "spec must be an object, got list ['not', 'a', 'dict']"),
-        (spec(windowMinute=5), "spec.windowMinute is not a FraudRule spec field"),
-        (spec(state="RUNNING"), "spec.state must be one of ACTIVE, PAUSE, got 'RUNNING'"),
-        (spec(groupingKeyNames=...), "spec.groupingKeyNames is required"),
-        (spec(groupingKeyNames=[]), "spec.groupingKeyNames must be a non-empty list of field names, got list []"),
-        (
-            spec(groupingKeyNames="payerId"),
-            "spec.groupingKeyNames must be a non-empty list of field names, got 'payerId'",
-        ),
-        (spec(groupingKeyNames=["payerId", ""]), "spec.groupingKeyNames[1] must be a non-empty string, got ''"),
-        (spec(groupingKeyNames=["payerId", 3]), "spec.groupingKeyNames[1] must be a non-empty string, got 3"),
-        (spec(groupingKeyNames=["a", "b", "a"]), "spec.groupingKeyNames names 'a' more than once"),
-        (spec(aggregatorFunctionType=...), "spec.aggregatorFunctionType is required"),
-        (
-            spec(aggregatorFunctionType="MEDIAN"),
-            "spec.aggregatorFunctionType must be one of SUM, COUNT, AVG, MIN, MAX, got 'MEDIAN'",
-        ),
-        (
-            spec(aggregatorFunctionType="sum"),
-            "spec.aggregatorFunctionType must be one of SUM, COUNT, AVG, MIN, MAX, got 'sum'",
-        ),
-        (spec(aggregateFieldName=...), "spec.aggregateFieldName is required unless aggregatorFunctionType is COUNT"),
-        (spec(aggregateFieldName=""), "spec.aggregateFieldName must be a non-empty string, got ''"),
-        (spec(aggregateFieldName=7), "spec.aggregateFieldName must be a non-empty string, got 7"),
-        (spec(limitOperatorType=...), "spec.limitOperatorType is required"),
-        (
-            spec(limitOperatorType="IN"),
-            "spec.limitOperatorType must be one of EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL,"
-            " got 'IN'",
-        ),
-        (spec(limit=...), "spec.limit is required"),
-        (spec(limit=0.5), "spec.limit must be an integer or a decimal string, got the float 0.5; quote it: '0.5'"),
-        (spec(limit=True), "spec.limit must be an integer or a decimal string, got True"),
-        (spec(limit="NaN"), "spec.limit must be an integer or a decimal string, got 'NaN'"),
-        (spec(limit="Infinity"), "spec.limit must be an integer or a decimal string, got 'Infinity'"),
-        (spec(limit="1,000"), "spec.limit must be an integer or a decimal string, got '1,000'"),
-        (spec(limit=" 5"), "spec.limit must be an integer or a decimal string, got ' 5'"),
-        (spec(limit=[5]), "spec.limit must be an integer or a decimal string, got list [5]"),
-        (spec(limit="1e200"), "spec.limit is out of range (at most 100 digits each side of the point): '1e200'"),
-        (spec(windowMinutes=...), "spec.windowMinutes is required"),
-        (spec(windowMinutes=0), "spec.windowMinutes must be at least 1, got 0"),
-        (spec(windowMinutes=-3), "spec.windowMinutes must be at least 1, got -3"),
-        (spec(windowMinutes=527_041), "spec.windowMinutes must be at most 527040 (366 days), got 527041"),
-        (spec(windowMinutes="5"), "spec.windowMinutes must be an integer, got '5'"),
-        (spec(windowMinutes=5.0), "spec.windowMinutes must be an integer, got float 5.0"),
-        (spec(windowMinutes=True), "spec.windowMinutes must be an integer, got True"),
-        (spec(filters={"field": "a"}), "spec.filters must be a list, got dict {'field': 'a'}"),
-        (spec(filters=["a"]), "spec.filters[0] must be an object with field, operator and value, got 'a'"),
-        (
-            spec(filters=[{"field": "a", "operator": "EQUAL", "value": 1, "negate": True}]),
-            "spec.filters[0].negate is not a filter field (expected field, operator, value)",
-        ),
-        (
-            spec(filters=[{"operator": "EQUAL", "value": 1}]),
-            "spec.filters[0].field must be a non-empty string, got None",
-        ),
-        (
-            spec(filters=[{"field": "a", "operator": "LIKE", "value": 1}]),
-            "spec.filters[0].operator must be one of EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL,"
-            " IN, NOT_IN, got 'LIKE'",
-        ),
-        (spec(filters=[{"field": "a", "operator": "EQUAL"}]), "spec.filters[0].value is required"),
-        (
-            spec(filters=[{"field": "a", "operator": "IN", "value": []}]),
-            "spec.filters[0].value must be a non-empty list for operator IN, got list []",
-        ),
-        (
-            spec(filters=[{"field": "a", "operator": "NOT_IN", "value": "x"}]),
-            "spec.filters[0].value must be a non-empty list for operator NOT_IN, got 'x'",
-        ),
-        (
-            spec(filters=[{"field": "a", "operator": "IN", "value": ["x", 0.5]}]),
-            "spec.filters[0].value[1] must be a string, integer, boolean or null, got the float 0.5; quote it: '0.5'",
-        ),
-        (
-            spec(filters=[{"field": "a", "operator": "EQUAL", "value": ["x"]}]),
-            "spec.filters[0].value must be a single value for operator EQUAL, got list ['x']",
-        ),
-        (
-            spec(filters=[{"field": "a", "operator": "GREATER", "value": "abc"}]),
-            "spec.filters[0].value must be a number for operator GREATER, got 'abc'",
-        ),
-        (
-            spec(filters=[{"field": "a", "operator": "EQUAL", "value": {"x": 1}}]),
-            "spec.filters[0].value must be a single value for operator EQUAL, got dict {'x': 1}",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("raw", "message"), REFUSED)
 def test_parse_spec_refuses(raw: object, message: str) -> None:
     with pytest.raises(InvalidRuleError) as caught:
         parse_spec(raw)
@@ -394,9 +245,9 @@ def test_rule_message_is_canonical() -> None:
             "rule message formatVersion must be a positive integer, got '1'",
         ),
         (
-            b'{"formatVersion":2,"ruleId":"a/b","generation":1,"uid":"u","spec":{"future":"field"}}',
+            b'{"formatVersion":3,"ruleId":"a/b","generation":1,"uid":"u","spec":{"future":"field"}}',
             "unsupported-version",
-            "rule message formatVersion 2 is newer than this reader's 1",
+            "rule message formatVersion 3 is newer than this reader's 2",
         ),
     ],
 )
@@ -425,3 +276,16 @@ def test_rule_message_with_json_decimal_limit() -> None:
     )
     rule = parse_rule_message(value)
     assert rule is not None and rule.spec.limit == D("0.1")
+
+
+def test_window_precision_is_parsed_kept_in_the_window_identity_and_written_as_format_2() -> None:
+    bucketed = parse_spec(spec(windowMinutes=43200, windowPrecisionSeconds=3600))
+    assert (bucketed.window_precision_seconds, bucketed.precision_ms) == (3600, 3_600_000)
+    assert bucketed.to_json()["windowPrecisionSeconds"] == 3600
+    assert parse_spec(bucketed.to_json()) == bucketed
+    assert bucketed.window_identity() != parse_spec(spec(windowMinutes=43200)).window_identity()
+    rule = Rule("ns/long", 1, "u", bucketed)
+    assert rule.to_json()["formatVersion"] == 2, "readers of version 1 refuse what they cannot honour"
+    assert parse_rule_message(rule.to_message_value()) == rule
+    assert Rule("ns/exact", 1, "u", parse_spec(spec())).to_json()["formatVersion"] == 1
+    assert "windowPrecisionSeconds" not in parse_spec(spec()).to_json()

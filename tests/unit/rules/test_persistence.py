@@ -7,7 +7,7 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fraudstream_rules.aggregates import MISSING, StoredEvent
+from fraudstream_rules.aggregates import MISSING, AggregatorKind, StoredEvent, WindowSpec
 from fraudstream_rules.persistence import GroupHead, decode_events, encode_events, plan_flush, restore
 from fraudstream_rules.windows import GroupWindow
 
@@ -121,3 +121,22 @@ def test_segments_wholly_below_the_floor_are_deleted() -> None:
     assert store.head is not None
     assert all(ref.max_event_time_ms >= 200 * 100 - 2_000 for ref in store.head.segments)
     assert len(store.segments) == len(store.head.segments)
+
+
+def test_a_bucketed_rules_buckets_are_flushed_and_restored_with_the_head() -> None:
+    spec = WindowSpec(("u", 1, 0, "buckets", 1_000), AggregatorKind.SUM_COUNT, 10_000, 0, _amount, 1_000)
+    window = GroupWindow(FIELDS)
+    window.prepare(FIELDS, {"r": spec})
+    store = FakeStore(inline_max_events=4)
+    for seq in range(1, 12):
+        window.insert(event(seq * 500, seq))
+        store.flush(window)
+    restored = store.restore()
+    restored.prepare(FIELDS, {"r": spec})
+    assert restored.bucket_states() == window.bucket_states()
+    assert restored.aggregate("r", 5_500).count == window.aggregate("r", 5_500).count == 11
+
+
+def _amount(stored: StoredEvent) -> Decimal | None:
+    value = stored.values[0]
+    return value if isinstance(value, Decimal) else None

@@ -121,9 +121,13 @@ def test_reprojection_keeps_shared_fields_and_marks_new_ones_missing() -> None:
     assert [e.values for e in window.events()] == [("b1", MISSING)]
 
 
-def test_reads_the_previous_byte_form_without_the_ingestion_maximum() -> None:
+def test_reads_the_previous_byte_forms() -> None:
     window = filled([10, 20])
-    _, max_ms, floor_ms, events, _ = pickle.loads(window.to_bytes())
-    old = GroupWindow.from_bytes(pickle.dumps((2, max_ms, floor_ms, events)))
-    assert list(old.events()) == list(window.events())
-    assert (old.max_event_time_ms, old.max_ingest_ts_ms) == (20, None)
+    _, max_ms, floor_ms, events, max_ingest_ms, _ = pickle.loads(window.to_bytes())
+    without_ingest = GroupWindow.from_bytes(pickle.dumps((2, max_ms, floor_ms, events)))
+    assert list(without_ingest.events()) == list(window.events())
+    assert (without_ingest.max_event_time_ms, without_ingest.max_ingest_ts_ms) == (20, None)
+    without_buckets = GroupWindow.from_bytes(pickle.dumps((3, max_ms, floor_ms, events, max_ingest_ms)))
+    assert list(without_buckets.events()) == list(window.events())
+    assert without_buckets.max_ingest_ts_ms == window.max_ingest_ts_ms
+    assert without_buckets.bucket_states() == {}

@@ -54,9 +54,18 @@ public final class Engine {
     }
   }
 
-  /** Everything a transaction needs about one key group's rules, computed once per rule change. */
+  /**
+   * Everything a transaction needs about one key group's rules, computed once per rule change: {@code specs} holds a
+   * WindowSpec per ACTIVE rule and per PAUSE rule with a window precision (whose buckets keep filling while it is
+   * paused, as a paused exact rule's events keep being stored); {@code widestActiveWindowMs} sets the horizon, {@code
+   * widestExactWindowMs} how far back events are kept (bucketed rules need none).
+   */
   private record KeyGroupPlan(
-      List<String> fieldNames, List<RuleVersion> active, long widestActiveWindowMs, Map<String, WindowSpec> specs) {}
+      List<String> fieldNames,
+      List<RuleVersion> active,
+      long widestActiveWindowMs,
+      long widestExactWindowMs,
+      Map<String, WindowSpec> specs) {}
 
   private final long latenessMs;
   private final long futureSkewMs;
@@ -159,25 +168,27 @@ public final class Engine {
       List<RuleVersion> activeVersions = new ArrayList<>();
       Map<String, WindowSpec> specs = new LinkedHashMap<>();
       long widestMs = 0;
+      long widestExactMs = 0;
       for (RuleVersion version : entry.getValue()) {
         RuleSpec spec = version.rule().spec();
-        if (spec.state() != RuleState.ACTIVE) {
-          continue;
+        boolean isActive = spec.state() == RuleState.ACTIVE;
+        if (isActive || spec.precisionMs() != null) {
+          specs.put(version.rule().ruleId(), windowSpec(version, fieldNames));
         }
-        activeVersions.add(version);
-        WindowSpec.Key key =
-            new WindowSpec.Key(
-                version.rule().uid(), version.windowStartSeq(), version.windowStartTsMs(), fieldNames);
-        specs.put(
-            version.rule().ruleId(),
-            new WindowSpec(
-                key, WindowSpec.Kind.of(spec.aggregator()), spec.windowMs(), latenessMs, valueOf(version, fieldNames)));
-        widestMs = Math.max(widestMs, spec.windowMs());
+        if (isActive) {
+          activeVersions.add(version);
+          widestMs = Math.max(widestMs, spec.windowMs());
+          widestExactMs = spec.precisionMs() == null ? Math.max(widestExactMs, spec.windowMs()) : widestExactMs;
+        }
       }
       newPlans.put(
           entry.getKey(),
           new KeyGroupPlan(
-              fieldNames, List.copyOf(activeVersions), widestMs, Collections.unmodifiableMap(specs)));
+              fieldNames,
+              List.copyOf(activeVersions),
+              widestMs,
+              widestExactMs,
+              Collections.unmodifiableMap(specs)));
     }
     plans = newPlans;
     List<RuleVersion> activeVersions = new ArrayList<>();
@@ -188,6 +199,21 @@ public final class Engine {
     }
     active = List.copyOf(activeVersions);
     touchedKeyGroups = List.copyOf(knownKeyGroups);
+  }
+
+  private WindowSpec windowSpec(RuleVersion version, List<String> fieldNames) {
+    RuleSpec spec = version.rule().spec();
+    Long precisionMs = spec.precisionMs();
+    // A bucketed rule's buckets do not depend on the projection: they outlive a change of it.
+    WindowSpec.Key key =
+        new WindowSpec.Key(
+            version.rule().uid(),
+            version.windowStartSeq(),
+            version.windowStartTsMs(),
+            precisionMs == null ? fieldNames : null,
+            precisionMs);
+    return new WindowSpec(
+        key, WindowSpec.Kind.of(spec.aggregator()), spec.windowMs(), latenessMs, valueOf(version, fieldNames));
   }
 
   /** The value a stored event contributes to {@code version}'s window, or null if it does not count. */
@@ -319,7 +345,7 @@ public final class Engine {
           alerts.add(alert);
         }
       }
-      window.setFloor(window.maxEventTimeMs() - horizonMs);
+      window.setFloor(window.maxEventTimeMs() - plan.widestExactWindowMs() - latenessMs);
       store.put(key, window);
     }
     alerts.sort((a, b) -> PyRepr.compareStrings(a.ruleId(), b.ruleId()));

@@ -17,7 +17,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The byte form of one stored event (a state row) and of a group window's head.
+ * The byte form of one stored event and of one bucket (state rows), and of a group window's head.
  *
  * <p>Compact binary (varints); values round-trip exactly: decimals keep their digits and scale, integers of any
  * size, strings any UTF-16 content, {@link Missing#MISSING} distinct from JSON null, lists and objects in order.
@@ -26,7 +26,9 @@ import java.util.Map;
  */
 public final class EventCodec {
   private static final int EVENT_FORMAT = 1;
-  private static final int HEAD_FORMAT = 2;
+  private static final int BUCKET_FORMAT = 1;
+  private static final int HEAD_FORMAT = 3;
+  private static final int HEAD_FORMAT_WITHOUT_BUCKETS = 2;
   private static final int HEAD_FORMAT_WITHOUT_INGEST = 1;
   private static final int MISSING = 0;
   private static final int NULL = 1;
@@ -40,8 +42,9 @@ public final class EventCodec {
   private static final int OBJECT = 9;
 
   /**
-   * A group window's head: projection, maxima, floor, id counter and smallest live id (nextEventId if none). Heads
-   * of the previous format (without maxIngestTsMs) read with a null maxIngestTsMs.
+   * A group window's head: projection, maxima, floor, id counter, smallest live id (nextEventId if none) and the
+   * index span of each bucketed rule's buckets. Heads of the previous formats read with a null maxIngestTsMs (format
+   * 1) and no buckets (formats 1 and 2).
    */
   public record Head(
       List<String> fieldNames,
@@ -49,7 +52,8 @@ public final class EventCodec {
       Long floorMs,
       long nextEventId,
       long minLiveId,
-      Long maxIngestTsMs) {}
+      Long maxIngestTsMs,
+      List<GroupWindow.BucketRange> buckets) {}
 
   private EventCodec() {}
 
@@ -108,14 +112,58 @@ public final class EventCodec {
     out.varlong(window.nextEventId());
     out.varlong(window.minLiveId());
     out.optionalLong(window.maxIngestTsMs());
+    List<GroupWindow.BucketRange> ranges = window.bucketRanges();
+    out.varint(ranges.size());
+    for (GroupWindow.BucketRange range : ranges) {
+      WindowSpec.Key key = range.key();
+      out.string(key.uid());
+      out.varlong(key.windowStartSeq());
+      out.varlong(key.windowStartTsMs());
+      out.varlong(key.precisionMs());
+      out.varlong(range.first());
+      out.varlong(range.last());
+    }
     return out.bytes.toByteArray();
+  }
+
+  public static byte[] encodeBucket(Bucket bucket) {
+    Writer out = new Writer();
+    out.varint(BUCKET_FORMAT);
+    out.value(bucket.total());
+    out.varlong(bucket.count());
+    out.value(bucket.low());
+    out.value(bucket.high());
+    return out.bytes.toByteArray();
+  }
+
+  public static Bucket decodeBucket(byte[] data) {
+    try {
+      Reader in = new Reader(data);
+      int format = in.varint();
+      if (format != BUCKET_FORMAT) {
+        throw new CorruptStateException("unknown bucket format " + format);
+      }
+      BigDecimal total = (BigDecimal) in.value();
+      long count = in.varlong();
+      BigDecimal low = (BigDecimal) in.value();
+      BigDecimal high = (BigDecimal) in.value();
+      in.end();
+      if (total == null || low == null || high == null || count < 1) {
+        throw new CorruptStateException("incomplete bucket");
+      }
+      return new Bucket(total, count, low, high);
+    } catch (CorruptStateException exc) {
+      throw exc;
+    } catch (RuntimeException exc) {
+      throw new CorruptStateException("unreadable bucket: " + exc, exc);
+    }
   }
 
   public static Head decodeHead(byte[] data) {
     try {
       Reader in = new Reader(data);
       int format = in.varint();
-      if (format != HEAD_FORMAT && format != HEAD_FORMAT_WITHOUT_INGEST) {
+      if (format != HEAD_FORMAT && format != HEAD_FORMAT_WITHOUT_BUCKETS && format != HEAD_FORMAT_WITHOUT_INGEST) {
         throw new CorruptStateException("unknown group head format " + format);
       }
       List<String> names = new ArrayList<>();
@@ -126,9 +174,15 @@ public final class EventCodec {
       Long floorMs = in.optionalLong();
       long nextEventId = in.varlong();
       long minLiveId = in.varlong();
-      Long maxIngestMs = format == HEAD_FORMAT ? in.optionalLong() : null;
+      Long maxIngestMs = format >= HEAD_FORMAT_WITHOUT_BUCKETS ? in.optionalLong() : null;
+      List<GroupWindow.BucketRange> ranges = new ArrayList<>();
+      for (int i = format >= HEAD_FORMAT ? in.count() : 0; i > 0; i--) {
+        String uid = (String) in.value();
+        WindowSpec.Key key = new WindowSpec.Key(uid, in.varlong(), in.varlong(), null, in.varlong());
+        ranges.add(new GroupWindow.BucketRange(key, in.varlong(), in.varlong()));
+      }
       in.end();
-      return new Head(List.copyOf(names), maxMs, floorMs, nextEventId, minLiveId, maxIngestMs);
+      return new Head(List.copyOf(names), maxMs, floorMs, nextEventId, minLiveId, maxIngestMs, List.copyOf(ranges));
     } catch (CorruptStateException exc) {
       throw exc;
     } catch (RuntimeException exc) {

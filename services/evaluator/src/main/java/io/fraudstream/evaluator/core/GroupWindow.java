@@ -17,16 +17,19 @@ import java.util.Set;
  *
  * <p>Contracts: events are sorted by event time, ties by id (= insertion order), and addressed by absolute indices
  * that eviction and compaction never change. {@link #maxEventTimeMs()} is the largest event time ever stored and
- * {@link #maxIngestTsMs()} the largest ingestion timestamp; every live event is at or above {@link #floorMs()}, which
- * the caller sets to the group's horizon after each insertion (a floor that moves down brings nothing back). {@link
- * #fieldNames()} is the projection the events' values follow; {@link #prepare} changes it. Aggregators are derived
- * state, rebuilt from the events after {@link #restore}.
+ * {@link #maxIngestTsMs()} the largest ingestion timestamp; after {@link #setFloor} every live event is at or above
+ * {@link #floorMs()}, which the caller sets after each insertion (an insertion below it is evaluated, then evicted by
+ * that setFloor; a floor that moves down brings nothing back). {@link
+ * #fieldNames()} is the projection the events' values follow; {@link #prepare} changes it. Exact aggregators are
+ * derived state, rebuilt from the events after {@link #restore}; bucketed ones (rules with a window precision) are
+ * state of their own, restored by their spec key, kept across a change of projection and trimmed each to its own
+ * floor, {@code maxEventTimeMs - (window + lateness)} ({@link #setFloor}).
  *
  * <p>Persistence hooks, each reporting what changed since its previous call: {@link #takeJournal()} (events inserted
  * and still live), {@link #takeEvicted()} (ids of events that fell below the floor; may name events never taken from
- * the journal), {@link #takeReprojected()} (whether the projection changed, so every live event must be rewritten).
- * Writing the journal, deleting the evicted ids and writing the head after each batch keeps an id-keyed copy of the
- * live events exact. Not thread-safe.
+ * the journal), {@link #takeReprojected()} (whether the projection changed, so every live event must be rewritten),
+ * {@link #takeBucketChanges()} (buckets written and dropped). Applying them and writing the head after each batch
+ * keeps a row-per-event, row-per-bucket copy exact ({@link GroupRows}). Not thread-safe.
  */
 public final class GroupWindow implements EventLog {
   private static final int COMPACT_AFTER = 256;
@@ -41,11 +44,19 @@ public final class GroupWindow implements EventLog {
   private Long floorMs;
   private long nextEventId;
   private final Map<String, Map.Entry<WindowSpec, WindowAggregator>> aggregators = new LinkedHashMap<>();
+  private Map<WindowSpec.Key, Map<Long, Bucket>> restoredBuckets = Map.of();
+  private final List<BucketRow> droppedBuckets = new ArrayList<>();
   private List<StoredEvent> journal = new ArrayList<>();
   private List<Long> evicted = new ArrayList<>();
   private boolean reprojected;
   private final PriorityQueue<Long> liveIds = new PriorityQueue<>();
   private final Set<Long> evictedIds = new HashSet<>();
+
+  /** One bucket of a bucketed rule's window as a persisted row: to write, or to delete when {@code bucket} is null. */
+  record BucketRow(WindowSpec.Key key, long index, Bucket bucket) {}
+
+  /** The indices a bucketed rule's buckets span, first to last (not every index in between need hold a bucket). */
+  record BucketRange(WindowSpec.Key key, long first, long last) {}
 
   /** An empty window projecting {@code fieldNames}. */
   public GroupWindow(List<String> fieldNames) {
@@ -53,17 +64,20 @@ public final class GroupWindow implements EventLog {
   }
 
   /**
-   * A window holding {@code events} (any order; sorted by event time, then id; those below {@code floorMs} dropped),
-   * with empty journal, evictions and reprojection flag.
+   * A window holding {@code events} (any order; sorted by event time, then id; those below {@code floorMs} dropped)
+   * and the buckets of bucketed rules by spec key (taken up by {@link #prepare}), with empty journal, evictions,
+   * bucket changes and reprojection flag.
    */
-  public static GroupWindow restore(
+  static GroupWindow restore(
       List<String> fieldNames,
       List<StoredEvent> events,
       Long maxEventTimeMs,
       Long floorMs,
       long nextEventId,
-      Long maxIngestTsMs) {
+      Long maxIngestTsMs,
+      Map<WindowSpec.Key, Map<Long, Bucket>> buckets) {
     GroupWindow window = new GroupWindow(fieldNames);
+    window.restoredBuckets = new LinkedHashMap<>(buckets);
     List<StoredEvent> sorted = new ArrayList<>(events);
     sorted.sort(Comparator.comparingLong(StoredEvent::eventTimeMs).thenComparingLong(StoredEvent::id));
     for (StoredEvent event : sorted) {
@@ -180,7 +194,11 @@ public final class GroupWindow implements EventLog {
     return lo;
   }
 
-  /** Adopt projection {@code newFieldNames} and keep exactly one up-to-date aggregator per spec (by rule id). */
+  /**
+   * Adopt projection {@code newFieldNames} and keep exactly one up-to-date aggregator per spec (by rule id): an exact
+   * one rebuilt from the events when its spec changed, a bucketed one kept (with its buckets) while its key is the
+   * same. Buckets of rules no longer in {@code specs} are dropped.
+   */
   void prepare(List<String> newFieldNames, Map<String, WindowSpec> specs) {
     if (!newFieldNames.equals(fieldNames)) {
       Map<String, Integer> positions = new HashMap<>();
@@ -201,17 +219,58 @@ public final class GroupWindow implements EventLog {
       }
       journal.clear(); // every live event is rewritten after a reprojection
       fieldNames = List.copyOf(newFieldNames);
-      aggregators.clear();
+      aggregators.values().removeIf(entry -> !(entry.getValue() instanceof BucketedWindow));
       reprojected = true;
     }
-    aggregators.keySet().removeIf(slot -> !specs.containsKey(slot));
+    aggregators.entrySet().removeIf(slot -> !specs.containsKey(slot.getKey()) && dropBuckets(slot.getValue()));
     for (Map.Entry<String, WindowSpec> entry : specs.entrySet()) {
       Map.Entry<WindowSpec, WindowAggregator> current = aggregators.get(entry.getKey());
       WindowSpec spec = entry.getValue();
-      if (current == null || (current.getKey() != spec && !current.getKey().equals(spec))) {
-        aggregators.put(entry.getKey(), Map.entry(spec, spec.build(this, maxMs)));
+      if (current != null && current.getKey() == spec) {
+        continue;
+      }
+      if (current != null && current.getValue() instanceof BucketedWindow kept && current.getKey().key.equals(spec.key)) {
+        kept.rebind(spec); // the new spec's value function follows the current projection
+        aggregators.put(entry.getKey(), Map.entry(spec, kept));
+        continue;
+      }
+      if (current != null && current.getKey().equals(spec)) {
+        continue;
+      }
+      if (current != null) {
+        dropBuckets(current);
+      }
+      WindowAggregator aggregator =
+          spec.precisionMs() == null
+              ? spec.build(this, maxMs)
+              : new BucketedWindow(spec, restoredBuckets.getOrDefault(spec.key, Map.of()));
+      if (!restoredBuckets.isEmpty()) {
+        restoredBuckets.remove(spec.key);
+      }
+      aggregators.put(entry.getKey(), Map.entry(spec, aggregator));
+    }
+    if (!restoredBuckets.isEmpty()) { // buckets of rules no longer in the plan
+      for (Map.Entry<WindowSpec.Key, Map<Long, Bucket>> stale : restoredBuckets.entrySet()) {
+        for (Long index : stale.getValue().keySet()) {
+          droppedBuckets.add(new BucketRow(stale.getKey(), index, null));
+        }
+      }
+      restoredBuckets = Map.of();
+    }
+  }
+
+  /** Records every bucket of {@code aggregator}, if it is bucketed, as dropped; true (for removeIf). */
+  private boolean dropBuckets(Map.Entry<WindowSpec, WindowAggregator> aggregator) {
+    if (aggregator.getValue() instanceof BucketedWindow buckets) {
+      WindowSpec.Key key = aggregator.getKey().key;
+      for (Long index : buckets.takeDropped()) {
+        droppedBuckets.add(new BucketRow(key, index, null));
+      }
+      for (Long index : buckets.buckets().keySet()) {
+        droppedBuckets.add(new BucketRow(key, index, null));
       }
     }
+    return true;
   }
 
   /** Store an event (at or above the horizon) under the next id, and tell every aggregator. */
@@ -247,12 +306,21 @@ public final class GroupWindow implements EventLog {
     return aggregators.get(slot).getValue().query(this, eventTimeMs);
   }
 
-  /** Set the floor, evicting the events below it. */
+  /**
+   * Set the floor, evicting the events below it; each bucketed rule keeps its buckets from the one holding {@code
+   * maxEventTimeMs - (its window + lateness)} on.
+   */
   void setFloor(long newFloorMs) {
-    if (floorMs != null && newFloorMs == floorMs) {
-      return;
+    if (maxMs != null) {
+      for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
+        if (aggregator.getValue() instanceof BucketedWindow buckets) {
+          WindowSpec spec = aggregator.getKey();
+          buckets.retain(maxMs - spec.windowMs - spec.latenessMs);
+        }
+      }
     }
     floorMs = newFloorMs;
+    // Also when the floor stays: an event below it may have been inserted since (not late for a bucketed rule).
     int h = head;
     while (h < events.size() && times[h] < newFloorMs) {
       long id = events.get(h).id();
@@ -268,6 +336,61 @@ public final class GroupWindow implements EventLog {
     }
     head = h;
     pruneLiveIds();
+  }
+
+  /**
+   * Bucket rows changed since the previous call: buckets written (with their content) and dropped (bucket null),
+   * each (key, index) at most once.
+   */
+  List<BucketRow> takeBucketChanges() {
+    List<BucketRow> changes = new ArrayList<>(droppedBuckets);
+    droppedBuckets.clear();
+    for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
+      if (aggregator.getValue() instanceof BucketedWindow buckets) {
+        WindowSpec.Key key = aggregator.getKey().key;
+        for (Long index : buckets.takeDropped()) {
+          changes.add(new BucketRow(key, index, null));
+        }
+        for (Long index : buckets.takeWritten()) {
+          changes.add(new BucketRow(key, index, buckets.buckets().get(index)));
+        }
+      }
+    }
+    return changes;
+  }
+
+  /** The index span of each bucketed rule's buckets (also of restored ones no {@link #prepare} has taken up yet). */
+  List<BucketRange> bucketRanges() {
+    List<BucketRange> ranges = new ArrayList<>();
+    for (Map.Entry<WindowSpec.Key, Map<Long, Bucket>> restored : restoredBuckets.entrySet()) {
+      addRange(ranges, restored.getKey(), new java.util.TreeSet<>(restored.getValue().keySet()));
+    }
+    for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
+      if (aggregator.getValue() instanceof BucketedWindow buckets) {
+        addRange(ranges, aggregator.getKey().key, buckets.buckets().navigableKeySet());
+      }
+    }
+    return ranges;
+  }
+
+  private static void addRange(List<BucketRange> ranges, WindowSpec.Key key, java.util.NavigableSet<Long> indices) {
+    if (!indices.isEmpty()) {
+      ranges.add(new BucketRange(key, indices.first(), indices.last()));
+    }
+  }
+
+  /** Number of buckets held (by every bucketed rule). */
+  public int bucketCount() {
+    int count = 0;
+    for (Map<Long, Bucket> restored : restoredBuckets.values()) {
+      count += restored.size();
+    }
+    for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
+      if (aggregator.getValue() instanceof BucketedWindow buckets) {
+        count += buckets.buckets().size();
+      }
+    }
+    return count;
   }
 
   private void pruneLiveIds() {

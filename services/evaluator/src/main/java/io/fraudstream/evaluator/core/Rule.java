@@ -6,15 +6,16 @@ import java.util.Map;
 
 /**
  * One generation of a FraudRule as published on the rules topic (port of model.Rule). Rule JSON carries {@code
- * formatVersion} ({@link #FORMAT_VERSION}; absent means 1); a version this reader does not know is refused.
+ * formatVersion} (absent means 1); a version newer than {@link #FORMAT_VERSION} is refused. A rule is written with the
+ * lowest version that can carry it: 1, or 2 when it uses {@code windowPrecisionSeconds}.
  */
 public record Rule(String ruleId, BigInteger generation, String uid, RuleSpec spec) {
-  public static final int FORMAT_VERSION = 1;
+  public static final int FORMAT_VERSION = 2;
 
   /** The Rule JSON ({@code formatVersion, ruleId, generation, uid, spec}) with the normalized spec. */
   public Map<String, Object> toJson() {
     Map<String, Object> json = new LinkedHashMap<>();
-    json.put("formatVersion", FORMAT_VERSION);
+    json.put("formatVersion", spec.windowPrecisionSeconds() == null ? 1 : 2);
     json.put("ruleId", ruleId);
     json.put("generation", generation);
     json.put("uid", uid);

@@ -14,7 +14,8 @@ import java.util.TreeSet;
  * A validated, normalized FraudRule spec (port of model.RuleSpec; build it with {@link #parse}).
  *
  * <p>Normalization: grouping key names sorted (by code point); aggregate field null for COUNT; filter values that are
- * integers or decimal strings become BigDecimals; the limit is exact. {@link #parse} refuses anything else with an
+ * integers or decimal strings become BigDecimals; the limit is exact; {@code windowPrecisionSeconds} null for exact
+ * per-event windows, else a divisor of {@code windowMinutes * 60}. {@link #parse} refuses anything else with an
  * {@link InvalidRuleException} whose message is Python's text.
  */
 public record RuleSpec(
@@ -25,7 +26,8 @@ public record RuleSpec(
     LimitOperator limitOperator,
     BigDecimal limit,
     int windowMinutes,
-    List<Filter> filters) {
+    List<Filter> filters,
+    Integer windowPrecisionSeconds) {
 
   public static final int MAX_WINDOW_MINUTES = 527_040;
   public static final long MS_PER_MINUTE = 60_000;
@@ -38,11 +40,17 @@ public record RuleSpec(
           "limitOperatorType",
           "limit",
           "windowMinutes",
-          "filters");
+          "filters",
+          "windowPrecisionSeconds");
   private static final Set<String> FILTER_FIELDS = Set.of("field", "operator", "value");
 
   public long windowMs() {
     return windowMinutes * MS_PER_MINUTE;
+  }
+
+  /** The width of the rule's buckets in ms; null for exact per-event windows. */
+  public Long precisionMs() {
+    return windowPrecisionSeconds == null ? null : windowPrecisionSeconds * 1000L;
   }
 
   /** Fields the rule reads besides its grouping keys: aggregate field and filter fields. */
@@ -57,10 +65,11 @@ public record RuleSpec(
     return names;
   }
 
-  /** Whether the window identity (grouping keys, aggregate field, filters) equals {@code other}'s. */
+  /** Whether the window identity (grouping keys, aggregate field, filters, window precision) equals {@code other}'s. */
   public boolean sameWindowIdentity(RuleSpec other) {
     if (!groupingKeyNames.equals(other.groupingKeyNames)
         || !java.util.Objects.equals(aggregateFieldName, other.aggregateFieldName)
+        || !java.util.Objects.equals(windowPrecisionSeconds, other.windowPrecisionSeconds)
         || filters.size() != other.filters.size()) {
       return false;
     }
@@ -89,6 +98,9 @@ public record RuleSpec(
       rendered.add(filter.toJson());
     }
     spec.put("filters", rendered);
+    if (windowPrecisionSeconds != null) {
+      spec.put("windowPrecisionSeconds", BigInteger.valueOf(windowPrecisionSeconds));
+    }
     return spec;
   }
 
@@ -177,6 +189,25 @@ public record RuleSpec(
           where + " must be at most " + MAX_WINDOW_MINUTES + " (366 days), got " + minutes);
     }
     return minutes.intValue();
+  }
+
+  private static Integer parsePrecision(Object value, int windowMinutes) throws InvalidRuleException {
+    String where = "spec.windowPrecisionSeconds";
+    if (value == null) {
+      return null;
+    }
+    if (!(value instanceof BigInteger seconds)) {
+      throw new InvalidRuleException(where + " must be an integer, got " + describe(value));
+    }
+    if (seconds.signum() < 1) {
+      throw new InvalidRuleException(where + " must be at least 1, got " + seconds);
+    }
+    BigInteger windowSeconds = BigInteger.valueOf(windowMinutes * 60L);
+    if (windowSeconds.mod(seconds).signum() != 0) {
+      throw new InvalidRuleException(
+          where + " must divide windowMinutes * 60 = " + windowSeconds + ", got " + seconds);
+    }
+    return seconds.intValueExact();
   }
 
   private static Object parseFilterScalar(Object value, String where) throws InvalidRuleException {
@@ -284,7 +315,8 @@ public record RuleSpec(
     BigDecimal limit = parseLimit(require(map, "limit"));
     int windowMinutes = parseWindowMinutes(require(map, "windowMinutes"));
     List<Filter> filters = parseFilters(map.get("filters"));
+    Integer precision = parsePrecision(map.get("windowPrecisionSeconds"), windowMinutes);
     return new RuleSpec(
-        state, grouping, aggregator, aggregateFieldName, limitOperator, limit, windowMinutes, filters);
+        state, grouping, aggregator, aggregateFieldName, limitOperator, limit, windowMinutes, filters, precision);
   }
 }

@@ -5,7 +5,9 @@ import java.util.Objects;
 
 /**
  * What one rule needs from a group's window. Equal specs (all but {@code valueOf}) mean an existing aggregator can
- * be kept; {@code key} is (uid, window start seq, window start ts, field projection).
+ * be kept; {@code key} is (uid, window start seq, window start ts, field projection). For a bucketed rule ({@code
+ * precisionMs} set) the key names its buckets instead (no projection, the precision): they are kept, whatever else
+ * changes, while the key is the same.
  */
 final class WindowSpec {
   enum Kind {
@@ -22,7 +24,8 @@ final class WindowSpec {
     }
   }
 
-  record Key(String uid, long windowStartSeq, long windowStartTsMs, List<String> fieldNames) {}
+  /** fieldNames is null and precisionMs set for a bucketed rule's key, and the other way round. */
+  record Key(String uid, long windowStartSeq, long windowStartTsMs, List<String> fieldNames, Long precisionMs) {}
 
   final Key key;
   final Kind kind;
@@ -38,8 +41,16 @@ final class WindowSpec {
     this.valueOf = valueOf;
   }
 
-  /** A fresh aggregator over the log's current content. */
+  /** The width of the rule's buckets; null for an exact window. */
+  Long precisionMs() {
+    return key.precisionMs();
+  }
+
+  /** A fresh exact aggregator over the log's current content (bucketed ones are {@link BucketedWindow}s). */
   WindowAggregator build(EventLog log, Long maxEventTimeMs) {
+    if (precisionMs() != null) {
+      throw new IllegalStateException("bucketed windows are not derived from the log");
+    }
     if (kind == Kind.SUM_COUNT) {
       return new SumCountWindow(log, maxEventTimeMs, windowMs, valueOf);
     }

@@ -7,6 +7,7 @@ import io.fraudstream.evaluator.core.GroupKeys;
 import io.fraudstream.evaluator.core.Outcome;
 import io.fraudstream.evaluator.core.RejectedRuleMessageException;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -51,10 +52,12 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
   private final Settings settings;
   private final String instance;
   private final RulesTopic rulesTopic;
+  private final Clock clock;
   private transient ValueState<Long> generation;
   private transient ValueState<byte[]> engineState;
   private transient MapState<String, byte[]> heads;
   private transient MapState<String, byte[]> events;
+  private transient MapState<String, byte[]> buckets;
   private transient MapState<Integer, Long> rulesOffsets;
   private transient MapState<Long, byte[]> held;
   private transient EvaluatorMetrics metrics;
@@ -68,9 +71,15 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
    * {@code rulesTopic} is where the rule messages come from.
    */
   BucketProcessor(Settings settings, String instance, RulesTopic rulesTopic) {
+    this(settings, instance, rulesTopic, Clock.systemUTC());
+  }
+
+  /** As above, with {@code clock} as the processing time the reorder wait and the catch-up are measured in. */
+  BucketProcessor(Settings settings, String instance, RulesTopic rulesTopic, Clock clock) {
     this.settings = settings;
     this.instance = instance;
     this.rulesTopic = rulesTopic;
+    this.clock = clock;
   }
 
   /** The time mode the processor needs: processing time (its timers) only when it holds records to reorder. */
@@ -84,6 +93,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
     engineState = getHandle().getValueState("engine", Encoders.BINARY(), TTLConfig.NONE());
     heads = getHandle().getMapState("heads", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
     events = getHandle().getMapState("events", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
+    buckets = getHandle().getMapState("buckets", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
     rulesOffsets = getHandle().getMapState("rulesOffsets", Encoders.INT(), Encoders.LONG(), TTLConfig.NONE());
     held = getHandle().getMapState("held", Encoders.LONG(), Encoders.BINARY(), TTLConfig.NONE());
     metrics = EvaluatorMetrics.of(instance);
@@ -102,7 +112,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
     if (received.size() > 1) {
       received.sort(InputRecord::compare);
     }
-    long nowMs = System.currentTimeMillis();
+    long nowMs = clock.millis();
     RulesCatchUp catchUp =
         catchUps.computeIfAbsent(
             bucket,
@@ -116,7 +126,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
 
   @Override
   public Iterator<Row> handleExpiredTimer(Integer bucket, TimerValues timerValues, ExpiredTimerInfo expiredTimerInfo) {
-    long nowMs = System.currentTimeMillis();
+    long nowMs = clock.millis();
     timers.remove(bucket);
     return evaluate(bucket, reordering(bucket, nowMs).release(nowMs), nowMs);
   }
@@ -152,7 +162,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
                     settings.latenessMs(),
                     settings.futureSkewMs(),
                     nowMs));
-    BucketState.Groups groups = state.new Groups(heads, events);
+    BucketState.Groups groups = state.new Groups(heads, events, buckets);
     Engine engine = state.engine();
     boolean reporter = bucket == 0;
     int buckets = settings.buckets();

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -18,8 +19,11 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  */
 record RulesTopic(Map<String, String> clientConfig, String topic, long catchUpTimeoutMs) implements Serializable {
   private static final Duration LOOKUP_TIMEOUT = Duration.ofSeconds(60);
-  /** One consumer per JVM and client configuration, kept: a lookup is on the path of every task's first record. */
-  private static final Map<Map<String, String>, KafkaConsumer<byte[], byte[]>> CONSUMERS = new ConcurrentHashMap<>();
+  /**
+   * One consumer per JVM and client configuration, kept: a lookup is on the path of every task's first record. (Tests
+   * put a Kafka MockConsumer here for their configuration.)
+   */
+  static final Map<Map<String, String>, Consumer<byte[], byte[]>> CONSUMERS = new ConcurrentHashMap<>();
 
   RulesTopic {
     clientConfig = Map.copyOf(clientConfig);
@@ -30,7 +34,7 @@ record RulesTopic(Map<String, String> clientConfig, String topic, long catchUpTi
    * TimeoutException when the broker does not answer within a minute: the task fails and Spark retries it.
    */
   Map<Integer, Long> endOffsets() {
-    KafkaConsumer<byte[], byte[]> consumer = CONSUMERS.computeIfAbsent(clientConfig, RulesTopic::consumer);
+    Consumer<byte[], byte[]> consumer = CONSUMERS.computeIfAbsent(clientConfig, RulesTopic::consumer);
     // A KafkaConsumer is not thread-safe; the buckets' tasks of one JVM take turns.
     synchronized (consumer) {
       List<TopicPartition> partitions =

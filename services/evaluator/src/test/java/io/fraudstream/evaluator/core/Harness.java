@@ -29,7 +29,7 @@ import java.util.function.Predicate;
  * {"error", "detail"}}], "ruleRejections": [reason per rule record, null if applied], "error": null}}, or {@code
  * {"outcomes": null, "error": stack trace}} on an unexpected exception. With persistEveryRecord the engine is rebuilt
  * through toBytes/fromBytes and every group through its {@link EventCodec} rows after every record. Alerts have
- * detectedAt 0.
+ * detectedAt 0. Other requests: {@code codecRoundTrip}, {@code reorder}, {@code parseSpec} (see their methods).
  */
 public final class Harness {
   private Harness() {}
@@ -64,6 +64,9 @@ public final class Harness {
     }
     if (request.containsKey("reorder")) {
       return reorder((Map<?, ?>) request.get("reorder"));
+    }
+    if (request.containsKey("parseSpec")) {
+      return parseSpec((String) request.get("parseSpec"));
     }
     long latenessMs = ((BigInteger) request.get("latenessMs")).longValueExact();
     long futureSkewMs =
@@ -135,16 +138,45 @@ public final class Harness {
     for (int i = 0; i < withMissing.size(); i++) {
       names.add("f\u00e9" + i);
     }
-    GroupWindow window = GroupWindow.restore(names, List.of(event), 1_700_000_000_000L, null, 8, 1_700_000_000_005L);
+    WindowSpec.Key bucketsKey = new WindowSpec.Key("uid-\u00e9", 3, 1_699_999_999_000L, null, 60_000L);
+    Bucket bucket = new Bucket(new java.math.BigDecimal("-1.50"), 2, new java.math.BigDecimal("-2"), java.math.BigDecimal.ONE);
+    GroupWindow window =
+        GroupWindow.restore(
+            names,
+            List.of(event),
+            1_700_000_000_000L,
+            null,
+            8,
+            1_700_000_000_005L,
+            Map.of(bucketsKey, Map.of(-5L, bucket, 28_333_333L, bucket)));
     EventCodec.Head head = EventCodec.decodeHead(EventCodec.encodeHead(window));
+    List<GroupWindow.BucketRange> ranges = List.of(new GroupWindow.BucketRange(bucketsKey, -5L, 28_333_333L));
     boolean same =
         decoded.equals(event)
-            && head.equals(new EventCodec.Head(names, 1_700_000_000_000L, null, 8, 7, 1_700_000_000_005L));
+            && head.equals(new EventCodec.Head(names, 1_700_000_000_000L, null, 8, 7, 1_700_000_000_005L, ranges))
+            && EventCodec.decodeBucket(EventCodec.encodeBucket(bucket)).equals(bucket);
     List<Object> rendered = new ArrayList<>(decoded.values());
     rendered.set(rendered.size() - 1, "<MISSING>");
     Map<String, Object> response = new LinkedHashMap<>();
     response.put("roundTrip", same);
     response.put("values", rendered);
+    response.put("error", null);
+    return Json.write(response);
+  }
+
+  /**
+   * Parses a FraudRule spec given as JSON text with {@link RuleSpec#parse}; answers {@code {"spec": normalized spec
+   * JSON or null, "invalid": null or the InvalidRuleException's message, "error": null}}.
+   */
+  private static String parseSpec(String text) {
+    Map<String, Object> response = new LinkedHashMap<>();
+    try {
+      response.put("spec", RuleSpec.parse(Json.parse(text.getBytes(StandardCharsets.UTF_8))).toJson());
+      response.put("invalid", null);
+    } catch (InvalidRuleException | JsonValueException exc) {
+      response.put("spec", null);
+      response.put("invalid", exc.getMessage());
+    }
     response.put("error", null);
     return Json.write(response);
   }
@@ -220,67 +252,43 @@ public final class Harness {
   }
 
   /**
-   * Keeps each group only as a head row plus one row per live event (id-keyed), written through the persistence
-   * hooks as the Spark shell does; every get rebuilds the window from the rows.
+   * Keeps each group only as rows ({@link GroupRows}, as the Spark shell does), checking after every write that no
+   * row of an evicted event or dropped bucket is left; every get rebuilds the window from the rows.
    */
   static final class RowGroupStore implements GroupStore {
-    private final Map<String, byte[]> heads = new HashMap<>();
-    private final Map<String, TreeMap<Long, byte[]>> rows = new HashMap<>();
+    private final TreeMap<String, byte[]> heads = new TreeMap<>();
+    private final TreeMap<String, byte[]> events = new TreeMap<>();
+    private final TreeMap<String, byte[]> buckets = new TreeMap<>();
+    private final GroupRows rows = new GroupRows(table(heads), table(events), table(buckets));
 
     @Override
     public GroupWindow get(String groupKey) {
-      byte[] head = heads.get(groupKey);
-      if (head == null) {
-        return null;
-      }
-      EventCodec.Head decoded = EventCodec.decodeHead(head);
-      List<StoredEvent> events = new ArrayList<>();
-      for (Map.Entry<Long, byte[]> row : rows.get(groupKey).entrySet()) {
-        StoredEvent event = EventCodec.decode(row.getValue());
-        if (event.id() != row.getKey() || event.id() < decoded.minLiveId()) {
-          throw new IllegalStateException("row " + row.getKey() + " holds event " + event.id());
-        }
-        events.add(event);
-      }
-      GroupWindow window =
-          GroupWindow.restore(
-              decoded.fieldNames(),
-              events,
-              decoded.maxEventTimeMs(),
-              decoded.floorMs(),
-              decoded.nextEventId(),
-              decoded.maxIngestTsMs());
-      if (window.size() != events.size()) {
-        throw new IllegalStateException("rows below the floor were not deleted");
-      }
-      return window;
+      return rows.load(groupKey);
     }
 
     @Override
     public void put(String groupKey, GroupWindow window) {
-      TreeMap<Long, byte[]> groupRows = rows.computeIfAbsent(groupKey, k -> new TreeMap<>());
-      List<StoredEvent> journal = window.takeJournal();
-      List<Long> evicted = window.takeEvicted();
-      if (window.takeReprojected()) {
-        groupRows.clear();
-        for (StoredEvent event : window.events()) {
-          groupRows.put(event.id(), EventCodec.encode(event));
-        }
-      } else {
-        for (StoredEvent event : journal) {
-          groupRows.put(event.id(), EventCodec.encode(event));
-        }
-        for (Long id : evicted) {
-          groupRows.remove(id);
-        }
+      rows.write(groupKey, window);
+      long eventRows = events.keySet().stream().filter(key -> GroupRows.belongsTo(key, groupKey)).count();
+      long bucketRows = buckets.keySet().stream().filter(key -> GroupRows.belongsTo(key, groupKey)).count();
+      if (eventRows != window.size() || bucketRows != window.bucketCount()) {
+        throw new IllegalStateException(
+            "group " + groupKey + " has " + eventRows + " event rows for " + window.size() + " live events and "
+                + bucketRows + " bucket rows for " + window.bucketCount() + " buckets");
       }
-      heads.put(groupKey, EventCodec.encodeHead(window));
     }
 
     @Override
     public void delete(String groupKey) {
-      heads.remove(groupKey);
-      rows.remove(groupKey);
+      rows.delete(groupKey);
+      if (events.keySet().stream().anyMatch(key -> GroupRows.belongsTo(key, groupKey))
+          || buckets.keySet().stream().anyMatch(key -> GroupRows.belongsTo(key, groupKey))) {
+        throw new IllegalStateException("rows of deleted group " + groupKey + " are left");
+      }
+    }
+
+    private static GroupRows.Table table(Map<String, byte[]> map) {
+      return GroupRows.Table.of(map::get, map::put, map::remove);
     }
   }
 }

@@ -1,0 +1,156 @@
+package io.fraudstream.evaluator.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * BucketedWindow through the GroupWindow that owns it, against a brute force over the members inserted: the window at
+ * t folds buckets {@code floorDiv(t - w, p)} .. {@code floorDiv(t, p)} and keeps buckets back to the one holding
+ * {@code M - (w + lateness)}; buckets survive a change of projection and a round trip through {@link GroupRows}, and
+ * the rows follow every write and drop.
+ */
+class BucketedWindowTest {
+  private static final long WINDOW_MS = 60_000;
+  private static final long PRECISION_MS = 10_000;
+  private static final long LATENESS_MS = 5_000;
+  private static final List<String> FIELDS = List.of("amount");
+  private static final WindowSpec.Key KEY = new WindowSpec.Key("uid", 4, 0, null, PRECISION_MS);
+
+  private record Member(long timeMs, BigDecimal value) {}
+
+  private static WindowSpec spec(WindowSpec.Kind kind, List<String> fields) {
+    int position = fields.indexOf("amount");
+    return new WindowSpec(KEY, kind, WINDOW_MS, LATENESS_MS, event -> event.amounts().get(position));
+  }
+
+  private static void insert(GroupWindow window, long timeMs, BigDecimal value, long seq) {
+    List<Object> values = new ArrayList<>();
+    for (String field : window.fieldNames()) {
+      values.add(field.equals("amount") ? value : Missing.MISSING);
+    }
+    window.insert(timeMs, seq, 0, seq, 1, values);
+  }
+
+  /** The brute force: every member inserted whose bucket is in the query's range and not behind the retention. */
+  private static WindowAggregate expected(List<Member> members, WindowSpec.Kind kind, long timeMs, long firstKept) {
+    long low = Math.max(Math.floorDiv(timeMs - WINDOW_MS, PRECISION_MS), firstKept);
+    long high = Math.floorDiv(timeMs, PRECISION_MS);
+    BigDecimal total = BigDecimal.ZERO;
+    long count = 0;
+    BigDecimal extreme = null;
+    for (Member member : members) {
+      long index = Math.floorDiv(member.timeMs(), PRECISION_MS);
+      if (member.value() == null || index < low || index > high) {
+        continue;
+      }
+      total = total.add(member.value());
+      count++;
+      int order = extreme == null ? 0 : member.value().compareTo(extreme);
+      if (extreme == null || (kind == WindowSpec.Kind.MIN ? order < 0 : order > 0)) {
+        extreme = member.value();
+      }
+    }
+    if (count == 0) {
+      return WindowAggregate.EMPTY;
+    }
+    return new WindowAggregate(total, count, kind == WindowSpec.Kind.SUM_COUNT ? null : extreme);
+  }
+
+  /** The three tables of {@link GroupRows} as memory maps, for tests to inspect. */
+  private record MemoryTables(Map<String, byte[]> heads, Map<String, byte[]> events, Map<String, byte[]> buckets) {
+    MemoryTables() {
+      this(new TreeMap<>(), new TreeMap<>(), new TreeMap<>());
+    }
+
+    GroupRows rows() {
+      return new GroupRows(
+          GroupRows.Table.of(heads::get, heads::put, heads::remove),
+          GroupRows.Table.of(events::get, events::put, events::remove),
+          GroupRows.Table.of(buckets::get, buckets::put, buckets::remove));
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(WindowSpec.Kind.class)
+  void aggregatesMatchABruteForceUnderDisorderRetentionAndReloads(WindowSpec.Kind kind) {
+    Random random = new Random(kind.ordinal() * 31L + 7);
+    MemoryTables tables = new MemoryTables();
+    GroupRows rows = tables.rows();
+    GroupWindow window = new GroupWindow(FIELDS);
+    window.prepare(FIELDS, Map.of("rule", spec(kind, FIELDS)));
+    List<Member> members = new ArrayList<>();
+    long clock = 1_000_000;
+    long firstKept = Long.MIN_VALUE;
+    for (int step = 0; step < 600; step++) {
+      clock += random.nextInt(4_000);
+      long timeMs = random.nextInt(5) == 0 ? clock - random.nextInt(70_000) : clock; // some far behind
+      Long newest = window.maxEventTimeMs();
+      if (newest != null && timeMs < newest - (WINDOW_MS + LATENESS_MS)) {
+        continue; // late for the group: the engine never inserts it
+      }
+      BigDecimal value = random.nextInt(6) == 0 ? null : BigDecimal.valueOf(random.nextInt(2_000) - 1_000, 2);
+      insert(window, timeMs, value, step);
+      members.add(new Member(timeMs, value));
+      assertEquals(expected(members, kind, timeMs, firstKept), window.aggregate("rule", timeMs), "step " + step);
+      window.setFloor(window.maxEventTimeMs() - LATENESS_MS);
+      firstKept = Math.floorDiv(window.maxEventTimeMs() - WINDOW_MS - LATENESS_MS, PRECISION_MS);
+      rows.write("g", window);
+      assertEquals(window.bucketCount(), tables.buckets().size(), "one row per bucket, none left behind");
+      if (step % 50 == 0) {
+        window = rows.load("g");
+        List<String> wider = step % 100 == 0 ? List.of("amount", "other") : FIELDS;
+        window.prepare(wider, Map.of("rule", spec(kind, wider)));
+      }
+    }
+    assertTrue(window.bucketCount() <= (WINDOW_MS + LATENESS_MS) / PRECISION_MS + 2, "bounded by the window");
+  }
+
+  @Test
+  void theQueryTakesInTheWholeOldestAndNewestBuckets() {
+    GroupWindow window = new GroupWindow(FIELDS);
+    window.prepare(FIELDS, Map.of("rule", spec(WindowSpec.Kind.SUM_COUNT, FIELDS)));
+    insert(window, 0, BigDecimal.ONE, 0); // bucket 0: older than t - w = 1 ms, but in the bucket holding it
+    insert(window, 69_999, BigDecimal.TEN, 1); // bucket 6, after t: in t's own bucket
+    insert(window, 60_001, BigDecimal.ONE, 2);
+    WindowAggregate at = window.aggregate("rule", 60_001);
+    assertEquals(new WindowAggregate(BigDecimal.valueOf(12), 3, null), at);
+  }
+
+  @Test
+  void aRuleLeavingThePlanDropsItsBucketsAndTheirRows() {
+    MemoryTables tables = new MemoryTables();
+    GroupRows rows = tables.rows();
+    GroupWindow window = new GroupWindow(FIELDS);
+    window.prepare(FIELDS, Map.of("rule", spec(WindowSpec.Kind.MAX, FIELDS)));
+    for (long t = 0; t < 50_000; t += 10_000) {
+      insert(window, t, BigDecimal.ONE, t);
+    }
+    rows.write("g", window);
+    assertEquals(5, tables.buckets().size());
+    GroupWindow restored = rows.load("g");
+    assertEquals(5, restored.bucketCount(), "restored, waiting for prepare to take them up");
+    restored.prepare(FIELDS, Map.of());
+    rows.write("g", restored);
+    assertEquals(0, tables.buckets().size(), "buckets of a rule no longer planned are deleted");
+    assertEquals(0, restored.bucketCount());
+
+    window.prepare(FIELDS, Map.of());
+    rows.write("g", window);
+    assertEquals(0, tables.buckets().size());
+    rows.delete("g");
+    assertTrue(tables.heads().isEmpty() && tables.events().isEmpty());
+    assertNull(rows.load("g"));
+  }
+}

@@ -1,0 +1,199 @@
+package io.fraudstream.evaluator.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * SumCountWindow and ExtremeWindow (through the GroupWindow they are told of insertions by), against a brute-force
+ * aggregate of the live events in {@code [t - windowMs, t]}: in-order insertions, insertions within the lateness,
+ * insertions deep behind it but within the window, and insertions before the window, with the group's floor moved as
+ * the engine moves it and events that are not members of the rule's window.
+ */
+class WindowAggregatorsTest {
+  private static final long WINDOW_MS = 10_000;
+  private static final long LATENESS_MS = 1_000;
+  private static final List<String> FIELDS = List.of("amount");
+  /** A member's value is its amount; an event without one (JSON null here) is not a member. */
+  private static final ValueOf AMOUNT = event -> event.amounts().get(0);
+
+  private record Inserted(long timeMs, BigDecimal value) {}
+
+  /** The group window of one rule, with the inserted events kept for the brute force. */
+  private static final class Subject {
+    final GroupWindow window = new GroupWindow(FIELDS);
+    final WindowSpec.Kind kind;
+    final List<Inserted> inserted = new ArrayList<>();
+    long ingestTsMs;
+
+    Subject(WindowSpec.Kind kind) {
+      this.kind = kind;
+      window.prepare(FIELDS, specs(kind));
+    }
+
+    /** Inserts as the engine does; returns the aggregate the rule sees for the inserted event. */
+    WindowAggregate insert(long timeMs, BigDecimal value) {
+      window.insert(timeMs, ++ingestTsMs, 0, ingestTsMs, 1, Arrays.asList((Object) value));
+      inserted.add(new Inserted(timeMs, value));
+      WindowAggregate aggregate = window.aggregate("rule", timeMs);
+      return aggregate;
+    }
+
+    void floorAfterInsertion() {
+      window.setFloor(window.maxEventTimeMs() - (WINDOW_MS + LATENESS_MS));
+    }
+
+    /** The aggregate of the live members in {@code [t - WINDOW_MS, t]}, by brute force. */
+    WindowAggregate expected(long timeMs) {
+      Long floorMs = window.floorMs();
+      BigDecimal total = BigDecimal.ZERO;
+      long count = 0;
+      BigDecimal extreme = null;
+      for (Inserted event : inserted) {
+        boolean live = floorMs == null || event.timeMs() >= floorMs;
+        if (!live || event.value() == null || event.timeMs() < timeMs - WINDOW_MS || event.timeMs() > timeMs) {
+          continue;
+        }
+        total = total.add(event.value());
+        count++;
+        int order = extreme == null ? 0 : event.value().compareTo(extreme);
+        if (extreme == null || (kind == WindowSpec.Kind.MIN ? order < 0 : order > 0)) {
+          extreme = event.value();
+        }
+      }
+      return kind == WindowSpec.Kind.SUM_COUNT
+          ? new WindowAggregate(total, count, null)
+          : new WindowAggregate(BigDecimal.ZERO, 0, extreme);
+    }
+  }
+
+  private static Map<String, WindowSpec> specs(WindowSpec.Kind kind) {
+    WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
+    return Map.of("rule", new WindowSpec(key, kind, WINDOW_MS, LATENESS_MS, AMOUNT));
+  }
+
+  private static void assertAggregate(WindowAggregate expected, WindowAggregate actual, String what) {
+    assertEquals(0, expected.total().compareTo(actual.total()), () -> what + ": total " + actual.total());
+    assertEquals(expected.count(), actual.count(), () -> what + ": count");
+    if (expected.extreme() == null) {
+      assertNull(actual.extreme(), what);
+    } else {
+      assertEquals(0, expected.extreme().compareTo(actual.extreme()), () -> what + ": extreme " + actual.extreme());
+    }
+  }
+
+  private static BigDecimal amount(long value) {
+    return BigDecimal.valueOf(value);
+  }
+
+  @ParameterizedTest
+  @EnumSource(WindowSpec.Kind.class)
+  void inOrderInsertionsSlideTheWindow(WindowSpec.Kind kind) {
+    Subject subject = new Subject(kind);
+    long[][] events = {{0, 5}, {4_000, 3}, {9_999, 8}, {10_000, 1}, {10_001, 7}, {25_000, 2}, {25_000, 9}};
+    for (long[] event : events) {
+      WindowAggregate actual = subject.insert(event[0], amount(event[1]));
+      assertAggregate(subject.expected(event[0]), actual, "event at " + event[0]);
+      subject.floorAfterInsertion();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(WindowSpec.Kind.class)
+  void outOfOrderInsertionsWithinAndDeepBehindTheLateness(WindowSpec.Kind kind) {
+    Subject subject = new Subject(kind);
+    for (long t = 0; t <= 20_000; t += 2_000) {
+      subject.insert(t, amount(t / 1_000 % 7));
+      subject.floorAfterInsertion();
+    }
+    // M = 20 000: within the lateness (>= 19 000), deep behind it (< 19 000) but within the window (>= 10 000), at
+    // the window's edge, below it but above the floor (9 000), and an extreme that only a deep scan can find.
+    long[][] late = {{19_500, 1}, {15_000, -4}, {10_000, 11}, {9_500, 100}, {12_345, -50}, {18_999, 6}, {20_000, 0}};
+    for (long[] event : late) {
+      WindowAggregate actual = subject.insert(event[0], amount(event[1]));
+      assertAggregate(subject.expected(event[0]), actual, "late event at " + event[0]);
+      subject.floorAfterInsertion();
+    }
+    // In-order insertions after them still see every out-of-order member that remains in the window.
+    for (long t = 21_000; t <= 32_000; t += 1_000) {
+      WindowAggregate actual = subject.insert(t, amount(t % 5));
+      assertAggregate(subject.expected(t), actual, "event at " + t);
+      subject.floorAfterInsertion();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(WindowSpec.Kind.class)
+  void eventsThatAreNotMembersCountForNothing(WindowSpec.Kind kind) {
+    Subject subject = new Subject(kind);
+    subject.insert(1_000, amount(4));
+    WindowAggregate actual = subject.insert(2_000, null);
+    assertAggregate(subject.expected(2_000), actual, "after a non-member");
+    actual = subject.insert(1_500, null);
+    assertAggregate(subject.expected(1_500), actual, "after an out-of-order non-member");
+  }
+
+  @ParameterizedTest
+  @EnumSource(WindowSpec.Kind.class)
+  void randomArrivalsAgreeWithTheBruteForce(WindowSpec.Kind kind) {
+    Random random = new Random(kind.ordinal() * 7919L + 17);
+    Subject subject = new Subject(kind);
+    long maxMs = 0;
+    for (int i = 0; i < 3_000; i++) {
+      long timeMs;
+      int shape = random.nextInt(10);
+      if (shape < 5) {
+        timeMs = maxMs + random.nextInt(300);
+      } else if (shape < 7) {
+        timeMs = maxMs - random.nextInt((int) LATENESS_MS);
+      } else {
+        timeMs = maxMs - random.nextInt((int) (WINDOW_MS + LATENESS_MS));
+      }
+      timeMs = Math.max(0, timeMs);
+      Long floorMs = subject.window.floorMs();
+      if (floorMs != null && timeMs < floorMs) {
+        continue; // late for the group: the engine does not insert it
+      }
+      BigDecimal value = random.nextInt(8) == 0 ? null : amount(random.nextInt(2_000) - 1_000);
+      WindowAggregate actual = subject.insert(timeMs, value);
+      assertAggregate(subject.expected(timeMs), actual, "insertion " + i + " at " + timeMs);
+      subject.floorAfterInsertion();
+      maxMs = Math.max(maxMs, timeMs);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(WindowSpec.Kind.class)
+  void anAggregatorBuiltOverARestoredWindowAgreesWithOneToldOfEveryInsertion(WindowSpec.Kind kind) {
+    Subject live = new Subject(kind);
+    for (long t : new long[] {0, 3_000, 6_000, 2_000, 9_000, 12_000, 8_500}) {
+      live.insert(t, amount(t % 11 - 5));
+      live.floorAfterInsertion();
+    }
+    GroupWindow window = live.window;
+    GroupWindow restored =
+        GroupWindow.restore(
+            FIELDS, window.events(), window.maxEventTimeMs(), window.floorMs(), window.nextEventId(), 0L, Map.of());
+    restored.prepare(FIELDS, specs(kind));
+    restored.insert(11_000, 99, 0, 99, 1, Arrays.asList((Object) amount(3)));
+    WindowAggregate expected = live.insert(11_000, amount(3));
+    assertAggregate(expected, restored.aggregate("rule", 11_000), "restored");
+  }
+
+  @ParameterizedTest
+  @EnumSource(WindowSpec.Kind.class)
+  void aQueryBeforeAnyInsertionIsRefused(WindowSpec.Kind kind) {
+    GroupWindow window = new GroupWindow(FIELDS);
+    window.prepare(FIELDS, specs(kind));
+    assertThrows(IllegalStateException.class, () -> window.aggregate("rule", 0));
+  }
+}

@@ -1,0 +1,217 @@
+package io.fraudstream.evaluator.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import io.fraudstream.evaluator.core.Engine;
+import io.fraudstream.evaluator.core.EventCodec;
+import io.fraudstream.evaluator.core.GroupWindow;
+import io.fraudstream.evaluator.core.Outcome;
+import io.fraudstream.evaluator.core.RejectedRuleMessageException;
+import io.fraudstream.evaluator.core.StoredEvent;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.spark.sql.streaming.TimeMode;
+import org.junit.jupiter.api.Test;
+
+/**
+ * BucketState in Spark's TwsTester (through a probe that holds the same state handles as BucketProcessor): the
+ * per-JVM cache is trusted only while the bucket's stored generation is the one it wrote, and the store holds one
+ * head per group and one row per live event.
+ */
+class BucketStateTest {
+  private static final long T0 = 1_700_000_000_000L;
+  private static final String GROUP = "[[\"payerId\"],[\"p1\"]]";
+  private static final String OTHER_GROUP = "[[\"payerId\"],[\"p2\"]]";
+
+  private final String cacheKey = "bucket-state-test-" + UUID.randomUUID() + "#0";
+  private final BucketStateProbe probe = new BucketStateProbe();
+  private final Tester<Integer> tester = new Tester<>(probe, TimeMode.None());
+
+  private BucketState claim() {
+    AtomicReference<BucketState> claimed = new AtomicReference<>();
+    probe.run(
+        tester, 0, h -> claimed.set(BucketState.claim(cacheKey, h.generation(), h.engine(), 60_000, 300_000, T0)));
+    return claimed.get();
+  }
+
+  private static void addCountRule(Engine engine, int windowMinutes) {
+    try {
+      engine.onRule("ns/count", bytes(Records.countRule("ns/count", windowMinutes, 1000)), T0);
+    } catch (RejectedRuleMessageException exc) {
+      throw new AssertionError(exc);
+    }
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Evaluates transactions of {@code payerId} at {@code eventTimesMs} through the bucket's groups; flushes them. */
+  private void evaluate(BucketState state, String payerId, long... eventTimesMs) {
+    probe.run(
+        tester,
+        0,
+        h -> {
+          BucketState.Groups groups = state.new Groups(h.heads(), h.events(), h.buckets());
+          for (long eventTimeMs : eventTimesMs) {
+            byte[] tx = bytes(Records.transaction("t" + eventTimeMs, payerId, eventTimeMs));
+            Outcome outcome =
+                state.engine().onRecord(tx, eventTimeMs, 0, eventTimeMs, groups, eventTimeMs, key -> true);
+            assertNull(outcome.rejection());
+          }
+          groups.flush();
+        });
+  }
+
+  private GroupWindow read(BucketState state, String groupKey) {
+    AtomicReference<GroupWindow> window = new AtomicReference<>();
+    probe.run(tester, 0, h -> window.set(state.new Groups(h.heads(), h.events(), h.buckets()).get(groupKey)));
+    return window.get();
+  }
+
+  private Map<String, byte[]> heads() {
+    return tester.map("heads", 0);
+  }
+
+  private TreeSet<String> eventRows() {
+    return new TreeSet<>(tester.<String, byte[]>map("events", 0).keySet());
+  }
+
+  private static String row(String groupKey, long id) {
+    return groupKey + '\u0001' + id;
+  }
+
+  @Test
+  void aClaimKeepsTheCacheWhileTheStoredGenerationIsTheOneItWrote() {
+    BucketState first = claim();
+    assertEquals(1L, (Long) tester.value("generation", 0));
+    addCountRule(first.engine(), 10); // in the cache only: nothing writes the rule set to the store here
+    BucketState second = claim();
+    assertSame(first, second);
+    assertEquals(2L, (Long) tester.value("generation", 0), "every claim moves the generation on");
+    assertEquals(1, second.engine().activeRuleCount(), "the cached engine, not the store's");
+  }
+
+  @Test
+  void aClaimAfterTheStoreChangedGenerationReloadsFromTheStore() {
+    BucketState cached = claim();
+    addCountRule(cached.engine(), 10);
+    // Another JVM processed the bucket (or a failed task's writes were discarded): the generation differs.
+    tester.setValue("generation", 0, 7L);
+    BucketState reloaded = claim();
+    assertNotSame(cached, reloaded);
+    assertEquals(0, reloaded.engine().activeRuleCount(), "the store holds no rule set");
+    assertEquals(8L, (Long) tester.value("generation", 0));
+    Engine stored = new Engine(5_000, 1_000);
+    addCountRule(stored, 10);
+    tester.setValue("engine", 0, stored.toBytes());
+    tester.setValue("generation", 0, 3L);
+    BucketState fromStore = claim();
+    assertEquals(1, fromStore.engine().activeRuleCount());
+    assertEquals(60_000, fromStore.engine().latenessMs(), "the configured settings, not the stored ones");
+  }
+
+  @Test
+  void groupsAreWrittenAsAHeadAndOneRowPerEventAndReadBackAfterAReload() {
+    BucketState state = claim();
+    addCountRule(state.engine(), 10);
+    evaluate(state, "p1", T0, T0 + 1_000);
+    assertEquals(List.of(GROUP), new ArrayList<>(heads().keySet()));
+    assertEquals(new TreeSet<>(List.of(row(GROUP, 0), row(GROUP, 1))), eventRows());
+    EventCodec.Head head = EventCodec.decodeHead(heads().get(GROUP));
+    assertEquals(2, head.nextEventId());
+    assertEquals(T0 + 1_000, head.maxEventTimeMs());
+    StoredEvent second = EventCodec.decode(tester.<String, byte[]>map("events", 0).get(row(GROUP, 1)));
+    assertEquals(T0 + 1_000, second.eventTimeMs());
+
+    tester.setValue("generation", 0, 100L);
+    BucketState reloaded = claim();
+    assertNotSame(state, reloaded);
+    GroupWindow window = read(reloaded, GROUP);
+    assertEquals(List.of(T0, T0 + 1_000), window.events().stream().map(StoredEvent::eventTimeMs).toList());
+    assertEquals(T0 + 1_000, window.maxIngestTsMs());
+    assertNull(read(reloaded, OTHER_GROUP), "a group the store does not hold");
+  }
+
+  @Test
+  void eventsThatLeaveTheWindowLeaveTheStore() {
+    BucketState state = claim();
+    addCountRule(state.engine(), 1); // horizon: 1 minute + 60 s lateness
+    evaluate(state, "p1", T0, T0 + 60_000);
+    assertEquals(new TreeSet<>(List.of(row(GROUP, 0), row(GROUP, 1))), eventRows());
+    evaluate(state, "p1", T0 + 120_001);
+    assertEquals(new TreeSet<>(List.of(row(GROUP, 1), row(GROUP, 2))), eventRows());
+    assertEquals(1, EventCodec.decodeHead(heads().get(GROUP)).minLiveId());
+  }
+
+  @Test
+  void aBucketedRuleKeepsOneRowPerBucketAndTheyAreReadBackAfterAReload() throws RejectedRuleMessageException {
+    BucketState state = claim();
+    String rule = Records.countRule("ns/hourly", 1440, 3).replace("\"windowMinutes\": 1440", "\"windowMinutes\": 1440, \"windowPrecisionSeconds\": 3600");
+    state.engine().onRule("ns/hourly", bytes(rule), T0);
+    evaluate(state, "p1", T0, T0 + 1, T0 + 3_600_000);
+    assertEquals(new TreeSet<>(List.of(row(GROUP, 2))), eventRows(), "events only back to the lateness");
+    assertEquals(2, tester.<String, byte[]>map("buckets", 0).size(), "two hourly buckets");
+    tester.setValue("engine", 0, state.engine().toBytes()); // what the processor persists after a rule
+    tester.setValue("generation", 0, 100L);
+    BucketState reloaded = claim();
+    assertEquals(2, read(reloaded, GROUP).bucketCount());
+    List<Outcome> outcomes = new ArrayList<>();
+    probe.run(
+        tester,
+        0,
+        h -> {
+          BucketState.Groups groups = reloaded.new Groups(h.heads(), h.events(), h.buckets());
+          byte[] tx = bytes(Records.transaction("t4", "p1", T0 + 3_600_001));
+          outcomes.add(reloaded.engine().onRecord(tx, T0 + 3_600_001, 0, 4, groups, 0, key -> true));
+          groups.flush();
+        });
+    assertEquals(1, outcomes.get(0).alerts().size(), "four in the day's buckets, at least three: one alert");
+  }
+
+  @Test
+  void aDeletedGroupLeavesNoRow() {
+    BucketState state = claim();
+    addCountRule(state.engine(), 10);
+    evaluate(state, "p1", T0, T0 + 1);
+    evaluate(state, "p2", T0 + 2);
+    probe.run(tester, 0, h -> state.new Groups(h.heads(), h.events(), h.buckets()).delete(GROUP));
+    assertEquals(List.of(OTHER_GROUP), new ArrayList<>(heads().keySet()));
+    assertEquals(new TreeSet<>(List.of(row(OTHER_GROUP, 0))), eventRows());
+    assertNull(read(state, GROUP), "nor a cached window");
+  }
+
+  @Test
+  void aSweepDeletesTheGroupsPastTheirHorizonOnTheEnginesClock() {
+    BucketState state = claim();
+    addCountRule(state.engine(), 1);
+    evaluate(state, "p1", T0);
+    long[] later = new long[15];
+    for (int i = 0; i < later.length; i++) {
+      later[i] = T0 + 120_001 + i;
+    }
+    evaluate(state, "p2", later);
+    AtomicReference<Integer> swept = new AtomicReference<>();
+    probe.run(tester, 0, h -> swept.set(state.new Groups(h.heads(), h.events(), h.buckets()).sweep()));
+    assertEquals(1, swept.get());
+    assertEquals(List.of(OTHER_GROUP), new ArrayList<>(heads().keySet()));
+    assertEquals(15, eventRows().size());
+  }
+
+  @Test
+  void aSweepIsDueOncePerInterval() {
+    BucketState state = claim();
+    assertEquals(false, state.sweepDue(T0 + 999, 1_000));
+    assertEquals(true, state.sweepDue(T0 + 1_000, 1_000));
+    assertEquals(false, state.sweepDue(T0 + 1_500, 1_000));
+    assertEquals(true, state.sweepDue(T0 + 2_000, 1_000));
+  }
+}
