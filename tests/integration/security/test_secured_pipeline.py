@@ -6,7 +6,6 @@ and a tombstone to the rules topic: Kafka refuses them, and the detector evaluat
 from __future__ import annotations
 
 import json
-import sys
 import time
 import urllib.request
 import uuid
@@ -20,28 +19,15 @@ from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.kafka import KafkaBroker
 from fraudstream_localstack.kafka_security import ADMIN, NOBODY, KafkaSecurity
 from fraudstream_localstack.kube import KubeControlPlane
-from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
-from fraudstream_operator.localstack_component import CRD_PATH, is_ready, kubectl
+from fraudstream_localstack.processes import ManagedProcess, wait_for
+from fraudstream_operator.localstack_component import is_ready, kubectl
 from tests.integration.detector.harness import detector_process, sample
+from tests.integration.operator.harness import BIG_SPENDER_MANIFEST, liveness_answer, operator_in_new_namespace
 from tests.integration.security.harness import produce_one, secure_topics
 from tests.kafka_helpers import consume_until, produce
 
 pytestmark = pytest.mark.integration
 
-RULE = """
-apiVersion: fraudstream.io/v1alpha1
-kind: FraudRule
-metadata:
-  name: big-spender
-  namespace: {namespace}
-spec:
-  groupingKeyNames: [payerId, beneficiaryId]
-  aggregatorFunctionType: SUM
-  aggregateFieldName: paymentAmount
-  limitOperatorType: GREATER
-  limit: "200000"
-  windowMinutes: 1440
-"""
 # What an attacker would publish to flood analysts: an alert for every transaction.
 FORGED_SPEC = {"groupingKeyNames": ["payerId"], "aggregatorFunctionType": "COUNT", "limitOperatorType": "GREATER_EQUAL",
                "limit": 1, "windowMinutes": 60}  # fmt: skip
@@ -65,11 +51,6 @@ class SecuredPipeline:
         return f"{self.namespace}/big-spender"
 
 
-def _leads(url: str) -> bool:
-    with urllib.request.urlopen(url, timeout=2) as response:
-        return response.status == 200 and "rulesManaged" in json.loads(response.read())
-
-
 @pytest.fixture(scope="module", params=[KafkaSecurity.SASL_SSL, KafkaSecurity.MTLS], ids=lambda m: m.value)
 def pipeline(
     request: pytest.FixtureRequest,
@@ -85,28 +66,19 @@ def pipeline(
     secure_topics(secured_kafka, topics)
     namespace = f"sec-{mode.value.replace('_', '-')}-{suffix}"
     kubeconfig = kube.kubeconfig
-    kubectl(kubeconfig, "apply", "-f", str(CRD_PATH))
-    kubectl(kubeconfig, "wait", "--for=condition=Established", "crd/fraudrules.fraudstream.io", "--timeout=60s")
-    kubectl(kubeconfig, "create", "namespace", namespace)
-    liveness = f"http://127.0.0.1:{free_port()}/healthz"
-    operator_env = {
-        "KUBECONFIG": str(kubeconfig),
-        **secured_kafka.settings("operator", mode).as_env(),
-        **topics.as_env(),
-        "WATCH_NAMESPACES": namespace,
-        "OPERATOR_METRICS_PORT": str(free_port()),
-        "OPERATOR_METRICS_ADDR": "127.0.0.1",
-        "OPERATOR_LIVENESS_ENDPOINT": liveness,
-        "OPERATOR_LEASE_NAME": "fraudstream-operator",
-        "OPERATOR_LEASE_NAMESPACE": namespace,
-    }
-    argv = [sys.executable, "-m", "fraudstream_operator"]
-    operator = ManagedProcess("operator", argv, tmp / "operator.log", env=operator_env).start()
+    operator, liveness = operator_in_new_namespace(
+        kubeconfig, secured_kafka.settings("operator", mode), topics, namespace, tmp / "operator.log"
+    )
     detector: ManagedProcess | None = None
     manifest = tmp / "rule.yaml"
-    manifest.write_text(RULE.format(namespace=namespace))
+    manifest.write_text(BIG_SPENDER_MANIFEST.format(namespace=namespace))
+
+    def operator_leads() -> bool:
+        operator.check_alive()
+        return "rulesManaged" in (liveness_answer(liveness) or {})
+
     try:
-        wait_for(lambda: operator.check_alive() or _leads(liveness), 120, "operator leading", interval_s=0.5)
+        wait_for(operator_leads, 120, "operator leading", interval_s=0.5)
         kubectl(kubeconfig, "apply", "-f", str(manifest))
         wait_for(
             lambda: is_ready(json.loads(kubectl(kubeconfig, "get", "-f", str(manifest), "-o", "json"))),
