@@ -51,7 +51,8 @@ def test_applied_fraudrule_raises_an_alert_for_matching_transactions(
                      "paymentAmount": amount, "paymentType": "CRD"}
                 )  # fmt: skip
             detector.settle(script, preexisting=1)
-        alerts = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 2, timeout_s=60)
+            # Read while the query runs: settle() returns once the records are evaluated, their alerts maybe in flight.
+            alerts = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 2, timeout_s=60)
     finally:
         operator.stop()
         kubectl(kubeconfig, "delete", "namespace", namespace, "--wait=false")
