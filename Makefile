@@ -7,11 +7,13 @@ CODE := $(wildcard src operator services tests bench)
 
 BENCH_ARGS ?=
 SWEEP_ARGS ?=
+# plaintext, sasl_ssl (TLS + SCRAM-SHA-512) or mtls (mutual TLS); both secured modes run ACLs per component.
+KAFKA_SECURITY ?= plaintext
 
 .PHONY: help install lint java-test test run up down clean bench bench-sweep
 
 help:
-	@echo "make run    - start the whole local stack in the foreground (Ctrl-C stops it)"
+	@echo "make run    - start the whole local stack in the foreground (Ctrl-C stops it); KAFKA_SECURITY=sasl_ssl|mtls secures Kafka"
 	@echo "make up     - start it in the background; writes .local/stack.env"
 	@echo "make down   - stop it"
 	@echo "make test   - lint, type-check, the JVM evaluator's tests (Maven), unit and integration tests against real"
@@ -38,10 +40,10 @@ test: lint java-test
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 run: install
-	$(PY) -m fraudstream_localstack run
+	$(PY) -m fraudstream_localstack run --kafka-security $(KAFKA_SECURITY)
 
 up: install
-	@$(PY) -m fraudstream_localstack up
+	@$(PY) -m fraudstream_localstack up --kafka-security $(KAFKA_SECURITY)
 
 bench: install
 	$(PY) -m bench.run $(BENCH_ARGS)

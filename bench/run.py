@@ -8,6 +8,9 @@ Starts Kafka, the control plane, the operator and the detector on free ports, ap
 runs the generator at the given rate for warm-up + duration, and measures every alert with an independent
 consumer of the alerts topic: latency = time the consumer receives the alert - the transaction's Kafka
 timestamp. Writes bench/results/latest.json, a plot next to it, and a row in docs/BENCHMARKS.md.
+
+`--kafka-security sasl_ssl|mtls` runs the stack on a secured broker (TLS, ACLs, each component its own principal,
+as `make run KAFKA_SECURITY=...`); the measuring consumer then connects as the admin over the same listener.
 """
 
 from __future__ import annotations
@@ -33,8 +36,11 @@ from confluent_kafka import Consumer, TopicPartition
 from bench import rules
 from bench.latency import histogram_quantile, parse_histogram, percentile
 from bench.rules import write_manifests
+from fraudstream_kafka.acls import Component
+from fraudstream_kafka.settings import KafkaSettings
 from fraudstream_localstack.components import detector
 from fraudstream_localstack.kafka import KafkaPorts
+from fraudstream_localstack.kafka_security import KafkaSecurity
 from fraudstream_localstack.kube import KubePorts
 from fraudstream_localstack.layout import ROOT
 from fraudstream_localstack.processes import ManagedProcess, free_port
@@ -78,15 +84,16 @@ class AlertClock:
     samples: list[AlertSample] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
 
-    def run(self, bootstrap: str, topic: str, ready: threading.Event) -> None:
+    def run(self, kafka: KafkaSettings, topic: str, ready: threading.Event) -> None:
         consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": f"bench-{uuid.uuid4().hex[:8]}",
-                "auto.offset.reset": "latest",
-                "fetch.wait.max.ms": 5,
-                "enable.auto.commit": False,
-            }
+            kafka.client_config(
+                **{
+                    "group.id": f"bench-{uuid.uuid4().hex[:8]}",
+                    "auto.offset.reset": "latest",
+                    "fetch.wait.max.ms": 5,
+                    "enable.auto.commit": False,
+                }
+            )
         )
         consumer.subscribe([topic], on_assign=lambda c, parts: ready.set())
         try:
@@ -113,8 +120,8 @@ def scrape(url: str) -> str:
         return str(resp.read().decode())
 
 
-def end_offsets(bootstrap: str, topic: str) -> int:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-offsets-{uuid.uuid4().hex[:6]}"})
+def end_offsets(kafka: KafkaSettings, topic: str) -> int:
+    consumer = Consumer(kafka.client_config(**{"group.id": f"bench-offsets-{uuid.uuid4().hex[:6]}"}))
     try:
         parts = consumer.list_topics(topic, timeout=10).topics[topic].partitions
         return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts)
@@ -223,6 +230,13 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     p.add_argument("--detector-arg", action="append", default=[], help="extra detector flag (repeatable)")
     p.add_argument("--label", default="", help="free text recorded with the result (e.g. the lever tried)")
     p.add_argument("--output", type=Path, default=RESULTS / "latest.json", help="result JSON; the plot goes next to it")
+    p.add_argument(
+        "--kafka-security",
+        type=KafkaSecurity,
+        choices=list(KafkaSecurity),
+        default=KafkaSecurity.PLAINTEXT,
+        help="plaintext; sasl_ssl (TLS, SCRAM-SHA-512) or mtls (mutual TLS), both with ACLs per component",
+    )
     args = p.parse_args(argv)
     manifests, watcher = rules.for_options(p, args), watcher or Wait()
     work = Path(tempfile.mkdtemp(prefix="fraudstream-bench-"))
@@ -234,6 +248,8 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         detector_metrics_port=metrics_port,
         operator_metrics_port=free_port(),
         kubeconfig=work / "kubeconfig",
+        kafka_security=args.kafka_security,
+        security_dir=work / "kafka-security",
     )
     rules_dir = write_manifests(work / "rules", manifests)
     det = detector(metrics_port, work / "checkpoint", args.detector_arg, log_dir=work)
@@ -242,9 +258,9 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     try:
         print(f"bench: starting the stack in {work}", flush=True)
         stack.start()
-        bootstrap = stack.kafka.bootstrap
+        kafka = stack.kafka_settings
         ready = threading.Event()
-        consumer = threading.Thread(target=clock.run, args=(bootstrap, config.topics.alerts, ready), daemon=True)
+        consumer = threading.Thread(target=clock.run, args=(kafka, config.topics.alerts, ready), daemon=True)
         consumer.start()
         ready.wait(30)
         det_url = stack.env()["DETECTOR_METRICS_URL"]
@@ -253,21 +269,21 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
             [sys.executable, "-m", "fraudstream_generator", "--rate", str(args.rate), "--payers", str(args.payers),
              "--duration-s", str(args.warmup_s + args.duration_s), "--profile", args.profile.value],
             work / "generator.log",
-            env=stack.env(),
+            env=stack.component_env(Component.GENERATOR),
         ).start()  # fmt: skip
         print(
             f"bench: {args.rate:.0f} tx/s, warm-up {args.warmup_s:.0f}s, measuring {args.duration_s:.0f}s", flush=True
         )
-        tx_before = end_offsets(bootstrap, config.topics.transactions)
+        tx_before = end_offsets(kafka, config.topics.transactions)
         time.sleep(args.warmup_s)  # the load itself sets the pace here; nothing is being waited for
         start_ms = time.time() * 1000
-        tx_start = end_offsets(bootstrap, config.topics.transactions)
+        tx_start = end_offsets(kafka, config.topics.transactions)
         metrics_start = scrape(det_url)  # one scrape: both histograms describe the same instant
         hist_start = parse_histogram(metrics_start, "fraud_alert_latency_seconds")
         batches_start = parse_histogram(metrics_start, "fraud_batch_duration_seconds")
         watcher.watch(Measurement(work, work / "checkpoint", det.pid, start_ms, args.duration_s))
         end_ms = time.time() * 1000
-        tx_end = end_offsets(bootstrap, config.topics.transactions)
+        tx_end = end_offsets(kafka, config.topics.transactions)
         generator.stop(grace_s=60)
         # Alerts for transactions sent in the window may still be on their way: wait a bounded drain.
         deadline = time.monotonic() + 30
@@ -309,6 +325,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         "window_precision_seconds": args.window_precision_seconds,
         "payers": args.payers,
         "detector_args": args.detector_arg,
+        "kafka_security": args.kafka_security.value,
         "label": args.label,
         "machine": machine_facts(),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -349,6 +366,12 @@ def write_samples(path: Path, samples: list[AlertSample]) -> None:
             f.write(f"{s.received_ms:.1f},{s.transaction_ts_ms},{s.detected_ms},{s.sent_ms}\n")
 
 
+def _security_note(r: dict[str, object]) -> str:
+    """How the run's Kafka was secured, for the table's label column (nothing for plaintext)."""
+    security = r.get("kafka_security", "plaintext")
+    return "" if security == "plaintext" else f"[Kafka {security}]"
+
+
 def append_markdown(r: dict[str, object]) -> None:
     if not BENCHMARKS_MD.exists():
         BENCHMARKS_MD.parent.mkdir(parents=True, exist_ok=True)
@@ -360,8 +383,9 @@ def append_markdown(r: dict[str, object]) -> None:
         )
     m = r["machine"]
     assert isinstance(m, dict)
+    label = " ".join(str(part) for part in (r["label"], _security_note(r)) if part) or "-"
     row = (
-        f"| {r['finished_at']} | {r['label'] or '-'} | {r['rate_tps']} | {r['achieved_tps']} | {r['rules']} "
+        f"| {r['finished_at']} | {label} | {r['rate_tps']} | {r['achieved_tps']} | {r['rules']} "
         f"| {r['payers']} | {r['alerts']} | {r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | {r['max_ms']} "
         f"| {r['detector_p99_ms']} | {r['batch_p50_ms']} | {m['cpus']} CPU {m['cpu_model']}, {m['memory_gib']} GiB |\n"
     )

@@ -13,6 +13,7 @@ import pytest
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.kafka import KafkaBroker
+from fraudstream_localstack.kafka_security import SecurityFiles
 from fraudstream_localstack.kube import KubeControlPlane
 
 
@@ -28,6 +29,18 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBrok
 @pytest.fixture(scope="session")
 def kafka_settings(kafka_broker: KafkaBroker) -> KafkaSettings:
     return KafkaSettings(bootstrap=kafka_broker.bootstrap)
+
+
+@pytest.fixture(scope="session")
+def secured_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    """One secured broker for the session (TLS everywhere, SCRAM-SHA-512 and mutual-TLS listeners, ACLs only), its
+    credentials made under the session's temporary directory; `settings(user, mode)` connects as a user."""
+    root = tmp_path_factory.mktemp("secured-kafka")
+    broker = KafkaBroker(root / "broker", security=SecurityFiles(root / "credentials")).start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
 
 
 @pytest.fixture(scope="session")

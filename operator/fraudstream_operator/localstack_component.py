@@ -1,9 +1,9 @@
 """The operator as a component of the local stack (`make run` / `make up`).
 
 `start` installs the FraudRule CRD, runs `python -m fraudstream_operator` watching all namespaces (one replica,
-leader election on, its Lease in `default`), waits until its liveness endpoint answers as the leader (so the Lease
-is held and the startup reconciliation done), applies `examples/rules/` and waits until every example rule
-reports Ready=True for its current generation.
+leader election on, its Lease in `default`; on a secured broker as its own Kafka principal), waits until its
+liveness endpoint answers as the leader (so the Lease is held and the startup reconciliation done), applies
+`examples/rules/` and waits until every example rule reports Ready=True for its current generation.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fraudstream_kafka.acls import Component
 from fraudstream_localstack.layout import BIN, ROOT, require
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
 
@@ -67,7 +68,7 @@ class OperatorComponent:
         liveness = f"http://127.0.0.1:{free_port()}/healthz"
         env = {
             "KUBECONFIG": str(kubeconfig),
-            "KAFKA_BOOTSTRAP": stack.kafka.bootstrap,
+            **stack.client_settings(Component.OPERATOR).as_env(),
             "RULES_TOPIC": stack.config.topics.rules,
             "WATCH_NAMESPACES": "",
             "OPERATOR_METRICS_PORT": str(stack.config.operator_metrics_port),

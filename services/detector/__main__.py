@@ -3,6 +3,11 @@
 Start-up waits for Kafka for as long as it takes (saying so), creates missing topics, and checks that the output
 topics can take any transaction the input topic accepts (logging what to change when they cannot). While running,
 a watchdog keeps liveness (`/livez`), the input lag and the pending input current.
+
+Credentials a broker refuses (a wrong password, a client certificate or CA it does not accept) end the detector at
+start with one log line naming the listener and the mechanism, and exit status EXIT_CONFIG: waiting cannot fix
+them. Missing ACLs (no topic it may see, no DescribeConfigs) are logged as such and retried, since an
+administrator may grant them meanwhile.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import time
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+from fraudstream_kafka.exceptions import CredentialsRefusedError, NotAuthorizedError
+from fraudstream_kafka.security import check_credentials
 from fraudstream_kafka.settings import ConfigValue, KafkaSettings
 from fraudstream_kafka.topics import ensure_contract_topics, output_headroom_problems
 
@@ -30,17 +37,27 @@ from .sink import BatchSink
 log = logging.getLogger("fraudstream_detector")
 HEALTHY_RUN_S = 60.0
 WATCH_INTERVAL_S = 5.0
+EXIT_CONFIG = 78  # EX_CONFIG: the configuration is wrong, restarting unchanged cannot help
 
 
 def wait_for_topics(cfg: DetectorConfig, stop: threading.Event) -> dict[str, int] | None:
     """Creates the contract's missing topics and returns their max.message.bytes, retrying while Kafka cannot be
-    reached; None if stopped first."""
+    reached or an ACL is missing; None if stopped first. Raises CredentialsRefusedError when a broker refuses the
+    detector's credentials."""
     delay_s = 1.0
     while not stop.is_set():
         try:
-            return ensure_contract_topics(cfg.kafka, cfg.topics, timeout_s=10)
+            if check_credentials(cfg.kafka, timeout_s=10, who="the detector"):
+                return ensure_contract_topics(cfg.kafka, cfg.topics, timeout_s=10)
+            why = "no broker answered"
+        except CredentialsRefusedError:
+            raise
+        except NotAuthorizedError as exc:
+            log.error("%s (retrying in %.0f s)", exc, delay_s)
+            why = ""
         except (KafkaException, RuntimeError, TimeoutError) as exc:
             why = str(exc) or type(exc).__name__
+        if why:
             log.warning("waiting for Kafka at %s (retrying in %.0f s): %s", cfg.kafka.bootstrap, delay_s, why)
             stop.wait(delay_s)
             delay_s = min(delay_s * 2, 30.0)
@@ -50,9 +67,9 @@ def wait_for_topics(cfg: DetectorConfig, stop: threading.Event) -> dict[str, int
 class EndOffsets:
     """The transactions topic's end offsets per partition, or None while they cannot be read."""
 
-    def __init__(self, kafka: KafkaSettings, topic: str) -> None:
+    def __init__(self, kafka: KafkaSettings, topic: str, group_id_prefix: str) -> None:
         self._topic = topic
-        config: dict[str, ConfigValue] = {"group.id": "fraudstream-detector-watch", "log_level": 0}
+        config: dict[str, ConfigValue] = {"group.id": f"{group_id_prefix}-watch", "log_level": 0}
         self._consumer = Consumer(kafka.client_config(**config))
 
     def read(self) -> dict[int, int] | None:
@@ -85,12 +102,17 @@ def main(argv: list[str] | None = None) -> int:
     liveness.query_state(False, time.monotonic())
     ready = threading.Event()
     endpoints = Endpoints(
-        "0.0.0.0",
+        cfg.metrics_addr,
         cfg.metrics_port,
         lambda: liveness.alive(time.monotonic()),
         lambda: (True, "ok") if ready.is_set() else (False, "the streaming query is not running"),
     )
-    limits = wait_for_topics(cfg, stop)
+    try:
+        limits = wait_for_topics(cfg, stop)
+    except CredentialsRefusedError as exc:
+        log.error("%s", exc)
+        endpoints.stop()
+        return EXIT_CONFIG
     if limits is None:
         endpoints.stop()
         return 0
@@ -102,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     spark.streams.addListener(ProgressMetrics(count_input_rows=cfg.evaluator == "python"))
     bridge = MetricsBridge(spark, cfg, progress).start() if cfg.evaluator == "jvm" else None
     sink = BatchSink(cfg.kafka, cfg.topics, max_request_bytes, progress) if cfg.evaluator == "python" else None
-    offsets = EndOffsets(cfg.kafka, cfg.topics.transactions)
+    offsets = EndOffsets(cfg.kafka, cfg.topics.transactions, cfg.group_id_prefix)
     watcher = threading.Thread(target=watch, args=(liveness, offsets, stop), name="detector-watch", daemon=True)
     watcher.start()
     backoff_s = 1.0

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fraudstream_kafka.acls import DETECTOR_GROUP_PREFIX
 from fraudstream_kafka.settings import KafkaSettings, Topics
 
 EVALUATORS = ("jvm", "python")
@@ -36,6 +37,13 @@ class DetectorConfig:
     future_skew_ms: int = 300_000
     reorder_wait_ms: int = 0
     liveness_timeout_s: float = 120.0
+    metrics_addr: str = "0.0.0.0"
+    group_id_prefix: str = DETECTOR_GROUP_PREFIX
+
+    def source_options(self) -> dict[str, str]:
+        """The Spark Kafka options of the detector's sources: the client settings, and the consumer groups' prefix
+        (Spark names its groups `<prefix>-<uuid>-...`), so that an ACL on that prefix is all the groups need."""
+        return {**self.kafka.spark_options(), "groupIdPrefix": self.group_id_prefix}
 
     @property
     def buckets(self) -> int:
@@ -81,6 +89,13 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         type=int,
     )
     opt("--metrics-port", "DETECTOR_METRICS_PORT", "9108", "port of /metrics, /livez and /readyz", type=int)
+    opt("--metrics-addr", "DETECTOR_METRICS_ADDR", "0.0.0.0", "address /metrics, /livez and /readyz bind to")
+    opt(
+        "--group-id-prefix",
+        "DETECTOR_GROUP_ID_PREFIX",
+        DETECTOR_GROUP_PREFIX,
+        "prefix of every Kafka consumer group the detector uses (grant READ on groups with this prefix)",
+    )
     opt(
         "--liveness-timeout-s",
         "DETECTOR_LIVENESS_TIMEOUT_S",
@@ -148,4 +163,6 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         future_skew_ms=args.future_skew_ms,
         reorder_wait_ms=args.reorder_wait_ms,
         liveness_timeout_s=args.liveness_timeout_s,
+        metrics_addr=args.metrics_addr,
+        group_id_prefix=args.group_id_prefix,
     )

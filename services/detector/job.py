@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 def _kafka_records(spark: SparkSession, cfg: DetectorConfig, topic: str, kind: RecordKind, start: str) -> DataFrame:
     reader = (
         spark.readStream.format("kafka")
-        .options(**cfg.kafka.spark_options())
+        .options(**cfg.source_options())
         .option("subscribe", topic)
         .option("startingOffsets", start)
         .option("failOnDataLoss", "false")

@@ -56,7 +56,7 @@ def build_jvm_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes:
         "trigger": f"realtime:{cfg.checkpoint_interval}",
     }
     jquery = _jvm_package(spark).RealTimeDetector.start(
-        spark._jsparkSession, _java_map(spark, cfg.kafka.spark_options()), _java_map(spark, settings)
+        spark._jsparkSession, _java_map(spark, cfg.source_options()), _java_map(spark, settings)
     )
     return StreamingQuery(jquery)
 

@@ -6,6 +6,9 @@ payeeId.
 The rate is held against the start time in 5 ms ticks, so scheduling hiccups do not accumulate. Records go out
 through an idempotent producer keyed by payerId; the CreateTime timestamp is the moment of sending (the
 contract's ingestion time). Prometheus metrics on --metrics-port (0 = none).
+
+Credentials a broker refuses end it at start, with one line on stderr naming the listener and the mechanism and
+exit status EXIT_CONFIG; an unreachable broker is not waited for here (the producer buffers until it answers).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from decimal import Decimal
 from confluent_kafka import KafkaError, Message, Producer
 from prometheus_client import Counter, Gauge, start_http_server
 
+from fraudstream_kafka.exceptions import CredentialsRefusedError
+from fraudstream_kafka.security import check_credentials
 from fraudstream_kafka.settings import ConfigValue, KafkaSettings, Topics
 
 from .workload import FlinkDemoConfig, FlinkDemoWorkload, Profile, TransactionSource, Workload, WorkloadConfig
@@ -30,6 +35,7 @@ FAILED = Counter("fraud_generator_delivery_failures", "Transactions the broker d
 TARGET_RATE = Gauge("fraud_generator_target_rate_tps", "Configured rate")
 
 TICK_S = 0.005
+EXIT_CONFIG = 78  # EX_CONFIG: the configuration is wrong, restarting unchanged cannot help
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -59,6 +65,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--disorder-ms", type=int, default=0, help="eventTime lags send time by up to this")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--metrics-port", type=int, default=0)
+    p.add_argument("--metrics-addr", default="0.0.0.0", help="address the metrics server binds to")
     return p.parse_args(argv)
 
 
@@ -68,12 +75,18 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     if args.metrics_port:
-        start_http_server(args.metrics_port)
+        start_http_server(args.metrics_port, addr=args.metrics_addr)
     TARGET_RATE.set(args.rate)
     workload = build_workload(args)
     topic = Topics.from_env().transactions
+    kafka = KafkaSettings.from_env()
+    try:
+        check_credentials(kafka, timeout_s=10, who="the generator")
+    except CredentialsRefusedError as exc:
+        print(f"fraudstream_generator: {exc}", file=sys.stderr, flush=True)
+        return EXIT_CONFIG
     reliable: dict[str, ConfigValue] = {"enable.idempotence": True, "acks": "all", "linger.ms": 2}
-    producer = Producer(KafkaSettings.from_env().client_config(**reliable))
+    producer = Producer(kafka.client_config(**reliable))
 
     def delivered(err: KafkaError | None, _msg: Message) -> None:
         if err is not None:

@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 CLIENT_PREFIX = "KAFKA_CLIENT_"
 ConfigValue = str | int | float | bool
@@ -46,7 +47,20 @@ _LOGIN_MODULES = {
 
 
 def java_client_properties(librdkafka: Mapping[str, str]) -> dict[str, str]:
-    """librdkafka client properties as the Java Kafka client (Spark's Kafka connector) expects them."""
+    """librdkafka client properties as the Java Kafka client (Spark's Kafka connector, the JVM evaluator's producer
+    and consumer, Kafka's command-line tools) expects them; the one place where the two dialects meet.
+
+    - SASL PLAIN/SCRAM credentials (`sasl.username`, `sasl.password`) become `sasl.jaas.config`;
+      `sasl.mechanisms` becomes `sasl.mechanism`.
+    - A PEM CA file (`ssl.ca.location`) becomes a PEM truststore.
+    - A client certificate for mutual TLS (`ssl.certificate.location` with `ssl.key.location`, PEM files, the key
+      PKCS#8 and, when `ssl.key.password` is given, encrypted with it) becomes a PEM keystore whose key and
+      certificate chain are the files' contents (`ssl.keystore.key`, `ssl.keystore.certificate.chain`), so that
+      the two files, as Kubernetes mounts a TLS Secret, need no combining. The files are read here: a missing file
+      raises OSError naming it; one of the two without the other raises ValueError. Kafka treats both properties
+      as passwords (never logged). A PKCS#12 keystore (`ssl.keystore.location`) means the same to both clients.
+    Everything else passes through unchanged.
+    """
     props = dict(librdkafka)
     mechanism = props.pop("sasl.mechanisms", None) or props.get("sasl.mechanism")
     if mechanism:
@@ -61,6 +75,16 @@ def java_client_properties(librdkafka: Mapping[str, str]) -> dict[str, str]:
     if ca is not None:
         props["ssl.truststore.location"] = ca
         props["ssl.truststore.type"] = "PEM"
+    certificate, key = props.pop("ssl.certificate.location", None), props.pop("ssl.key.location", None)
+    if (certificate is None) != (key is None):
+        raise ValueError(
+            "a client certificate needs both ssl.certificate.location and ssl.key.location "
+            "(KAFKA_CLIENT_SSL_CERTIFICATE_LOCATION, KAFKA_CLIENT_SSL_KEY_LOCATION)"
+        )
+    if certificate is not None and key is not None:
+        props["ssl.keystore.type"] = "PEM"
+        props["ssl.keystore.certificate.chain"] = Path(certificate).read_text()
+        props["ssl.keystore.key"] = Path(key).read_text()
     return props
 
 
@@ -79,6 +103,11 @@ class KafkaSettings:
             if key.startswith(CLIENT_PREFIX)
         }
         return KafkaSettings(bootstrap=env.get("KAFKA_BOOTSTRAP", "127.0.0.1:9092"), client_properties=props)
+
+    def as_env(self) -> dict[str, str]:
+        """The environment `from_env` reads these settings back from: KAFKA_BOOTSTRAP and KAFKA_CLIENT_*."""
+        props = {CLIENT_PREFIX + key.upper().replace(".", "_"): value for key, value in self.client_properties.items()}
+        return {"KAFKA_BOOTSTRAP": self.bootstrap, **props}
 
     def client_config(self, **extra: ConfigValue) -> dict[str, ConfigValue]:
         """librdkafka configuration: bootstrap, the pass-through properties, then `extra`."""

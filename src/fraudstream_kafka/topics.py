@@ -18,6 +18,8 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
 from confluent_kafka.cimpl import NewTopic
 
+from .exceptions import NotAuthorizedError
+from .security import describe_listener
 from .settings import KafkaSettings, Topics
 
 OUTPUT_HEADROOM_BYTES: Final = 64 * 1024
@@ -48,13 +50,20 @@ def contract_topics(
     ]
 
 
+_NOT_AUTHORIZED = (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED)
+
+
 def ensure_topics(settings: KafkaSettings, specs: list[TopicSpec], replication: int = 1, timeout_s: float = 30) -> None:
     """Creates each topic that does not exist yet; an existing topic is left as it is.
 
-    Raises KafkaException (a broker could not be reached in time) or RuntimeError (a broker refused).
+    A client without CREATE (on a secured Kafka, topics are an administrator's to create) is fine as long as the
+    topics exist: a refused create of a topic the client can see counts as "exists". Raises KafkaException (a
+    broker could not be reached in time), NotAuthorizedError (a topic is missing and this principal may not create
+    it, or cannot even see it: the message names the topics and what to do) or RuntimeError (a broker refused).
     """
     admin = AdminClient(settings.client_config())
     new = [NewTopic(s.name, s.partitions, replication, config=dict(s.config)) for s in specs]
+    refused: list[str] = []
     for name, future in admin.create_topics(new, request_timeout=timeout_s).items():
         try:
             future.result(timeout=timeout_s)
@@ -62,14 +71,27 @@ def ensure_topics(settings: KafkaSettings, specs: list[TopicSpec], replication: 
             code = exc.args[0].code()
             if code == KafkaError.TOPIC_ALREADY_EXISTS:
                 continue
+            if code in _NOT_AUTHORIZED:
+                refused.append(name)
+                continue
             if exc.args[0].retriable() or code in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT):
                 raise
             raise RuntimeError(f"could not create topic {name}: {exc}") from exc
+    if refused:
+        visible = admin.list_topics(timeout=timeout_s).topics
+        missing = sorted(name for name in refused if name not in visible)
+        if missing:
+            raise NotAuthorizedError(
+                f"topics {', '.join(missing)} do not exist, or are not visible to this principal, and it may not "
+                f"create them ({describe_listener(settings)}): have an administrator create them and grant this "
+                "principal its ACLs (docs/security.md), or grant it CREATE"
+            )
 
 
 def max_message_bytes(settings: KafkaSettings, names: list[str], timeout_s: float = 30) -> dict[str, int]:
     """Each topic's effective `max.message.bytes` (its own setting or the broker's default). A topic created a
-    moment ago may not be known to the broker yet; it is asked again until `timeout_s` has passed."""
+    moment ago may not be known to the broker yet; it is asked again until `timeout_s` has passed. Raises
+    NotAuthorizedError when the principal lacks DescribeConfigs on a topic."""
     admin = AdminClient(settings.client_config())
     deadline = time.monotonic() + timeout_s
     limits: dict[str, int] = {}
@@ -80,6 +102,11 @@ def max_message_bytes(settings: KafkaSettings, names: list[str], timeout_s: floa
             try:
                 limits[resource.name] = int(future.result(timeout=timeout_s)["max.message.bytes"].value)
             except KafkaException as exc:
+                if exc.args[0].code() in _NOT_AUTHORIZED:
+                    raise NotAuthorizedError(
+                        f"this principal may not read the configuration of topic {resource.name} "
+                        f"({describe_listener(settings)}): grant it DescribeConfigs on the topic (docs/security.md)"
+                    ) from exc
                 if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART or time.monotonic() > deadline:
                     raise
                 unknown = True

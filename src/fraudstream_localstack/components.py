@@ -11,6 +11,8 @@ from pathlib import Path
 
 from confluent_kafka import Consumer
 
+from fraudstream_kafka.acls import Component
+
 from .layout import LOCAL, ROOT
 from .processes import ManagedProcess, wait_for
 from .stack import LocalStack
@@ -26,12 +28,14 @@ def metric_value(url: str, name: str) -> float | None:
 
 
 class PythonService:
-    """`python -m MODULE ARGS` with the stack's environment; ready when `ready(stack)` holds."""
+    """`python -m MODULE ARGS` with the stack's environment, connecting to Kafka as `component` (its own principal
+    on a secured broker, see LocalStack.component_env); ready when `ready(stack)` holds."""
 
     def __init__(
         self,
         name: str,
         module: str,
+        component: Component,
         args: Sequence[str] = (),
         ready: Callable[[LocalStack], bool] | None = None,
         timeout_s: float = 300,
@@ -39,13 +43,15 @@ class PythonService:
     ) -> None:
         self._log_dir = log_dir
         self.name = name
+        self.component = component
         self._argv = [sys.executable, "-m", module, *args]
         self._ready = ready
         self._timeout_s = timeout_s
         self._proc: ManagedProcess | None = None
 
     def start(self, stack: LocalStack) -> None:
-        proc = ManagedProcess(self.name, self._argv, self._log_dir / f"{self.name}.log", env=stack.env(), cwd=ROOT)
+        env = stack.component_env(self.component)
+        proc = ManagedProcess(self.name, self._argv, self._log_dir / f"{self.name}.log", env=env, cwd=ROOT)
         self._proc = proc.start()
         if self._ready is not None:
             check = self._ready
@@ -86,13 +92,14 @@ def detector(
     # The JVM evaluator keeps recent windows decoded on the heap; 4 GiB keeps the benchmark's working set there.
     args = ["--metrics-port", str(stack_metrics_port), "--checkpoint-dir", str(checkpoint_dir)]
     args += ["--driver-memory", "4g", *extra_args]
-    return PythonService("detector", "fraudstream_detector", args, ready, log_dir=log_dir)
+    return PythonService("detector", "fraudstream_detector", Component.DETECTOR, args, ready, log_dir=log_dir)
 
 
 def generator(rate: float = 20.0, log_dir: Path = LOCAL / "logs") -> PythonService:
     return PythonService(
         "generator",
         "fraudstream_generator",
+        Component.GENERATOR,
         ["--rate", str(rate), "--payers", "200", "--beneficiaries", "50", "--fraud-share", "0.01"],
         log_dir=log_dir,
     )

@@ -40,9 +40,12 @@ def require(path: Path, step: str) -> Path:
 
 
 def write_env_file(path: Path, env: Mapping[str, str]) -> None:
-    """`export KEY=value` lines for `source`, values shell-quoted. Written whole (a temporary file renamed), since
-    `make up` and `make k8s-up` take the file's existence to mean ready."""
+    """`export KEY=value` lines for `source`, values shell-quoted, readable by the owner only (stack.env holds the
+    admin's password on a secured broker). Written whole (a temporary file renamed), since `make up` and
+    `make k8s-up` take the file's existence to mean ready."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
+    tmp.touch(mode=0o600)
+    tmp.chmod(0o600)
     tmp.write_text("".join(f"export {key}={shlex.quote(value)}\n" for key, value in env.items()))
     tmp.replace(path)

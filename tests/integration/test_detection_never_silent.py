@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,13 +24,14 @@ from confluent_kafka import Consumer, Message, TopicPartition
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import ensure_contract_topics
 from fraudstream_localstack.kube import KubeControlPlane
-from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
-from fraudstream_operator.localstack_component import CRD_PATH, is_ready, kubectl
+from fraudstream_localstack.processes import ManagedProcess, wait_for
+from fraudstream_operator.localstack_component import is_ready, kubectl
 from fraudstream_rules.dead_letters import MAX_DETAIL_BYTES
 from fraudstream_rules.exceptions import InvalidTransactionError, RejectedRuleMessageError
 from fraudstream_rules.model import parse_rule_message
 from fraudstream_rules.transactions import parse_transaction
 from tests.integration.detector.harness import Script, detector_process, sample
+from tests.integration.operator.harness import operator_in_new_namespace
 from tests.kafka_helpers import consume_until, produce
 from tests.unit.rules import oracle
 
@@ -130,20 +130,7 @@ def stack(
     ensure_contract_topics(kafka_settings, topics)
     kubeconfig = kube.kubeconfig
     namespace = f"silent-{suffix}"
-    kubectl(kubeconfig, "apply", "-f", str(CRD_PATH))
-    kubectl(kubeconfig, "wait", "--for=condition=Established", "crd/fraudrules.fraudstream.io", "--timeout=60s")
-    kubectl(kubeconfig, "create", "namespace", namespace)
-    liveness = f"http://127.0.0.1:{free_port()}/healthz"
-    env = {
-        "KUBECONFIG": str(kubeconfig),
-        "KAFKA_BOOTSTRAP": kafka_settings.bootstrap,
-        "RULES_TOPIC": topics.rules,
-        "WATCH_NAMESPACES": namespace,
-        "OPERATOR_METRICS_PORT": str(free_port()),
-        "OPERATOR_LIVENESS_ENDPOINT": liveness,
-    }
-    operator = ManagedProcess("operator", [sys.executable, "-m", "fraudstream_operator"], work / "op.log", env=env)
-    operator.start()
+    operator, _liveness = operator_in_new_namespace(kubeconfig, kafka_settings, topics, namespace, work / "op.log")
     detector, url = detector_process(kafka_settings, topics, work / "checkpoint", work / "detector.log")
     stack = Stack(kafka_settings, topics, kubeconfig, namespace, detector, url, work)
     try:

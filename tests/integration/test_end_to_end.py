@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 import urllib.request
 import uuid
@@ -14,27 +13,13 @@ import pytest
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.kube import KubeControlPlane
-from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
-from fraudstream_operator.localstack_component import CRD_PATH, is_ready, kubectl
+from fraudstream_localstack.processes import wait_for
+from fraudstream_operator.localstack_component import is_ready, kubectl
 from tests.integration.detector.harness import Script, detector_config, running_detector
+from tests.integration.operator.harness import BIG_SPENDER_MANIFEST, operator_in_new_namespace
 from tests.kafka_helpers import consume_until
 
 pytestmark = pytest.mark.integration
-
-RULE = """
-apiVersion: fraudstream.io/v1alpha1
-kind: FraudRule
-metadata:
-  name: big-spender
-  namespace: {namespace}
-spec:
-  groupingKeyNames: [payerId, beneficiaryId]
-  aggregatorFunctionType: SUM
-  aggregateFieldName: paymentAmount
-  limitOperatorType: GREATER
-  limit: "200000"
-  windowMinutes: 1440
-"""
 
 
 def test_applied_fraudrule_raises_an_alert_for_matching_transactions(
@@ -42,25 +27,14 @@ def test_applied_fraudrule_raises_an_alert_for_matching_transactions(
 ) -> None:
     kubeconfig = kube.kubeconfig
     namespace = f"e2e-{uuid.uuid4().hex[:6]}"
-    kubectl(kubeconfig, "apply", "-f", str(CRD_PATH))
-    kubectl(kubeconfig, "wait", "--for=condition=Established", "crd/fraudrules.fraudstream.io", "--timeout=60s")
-    kubectl(kubeconfig, "create", "namespace", namespace)
-    liveness = f"http://127.0.0.1:{free_port()}/healthz"
-    env = {
-        "KUBECONFIG": str(kubeconfig),
-        "KAFKA_BOOTSTRAP": kafka_settings.bootstrap,
-        "RULES_TOPIC": unique_topics.rules,
-        "WATCH_NAMESPACES": namespace,
-        "OPERATOR_METRICS_PORT": str(free_port()),
-        "OPERATOR_LIVENESS_ENDPOINT": liveness,
-    }
-    operator = ManagedProcess("operator", [sys.executable, "-m", "fraudstream_operator"], tmp_path / "op.log", env=env)
-    operator.start()
+    operator, liveness = operator_in_new_namespace(
+        kubeconfig, kafka_settings, unique_topics, namespace, tmp_path / "op.log"
+    )
     config = detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint")
     try:
         wait_for(lambda: urllib.request.urlopen(liveness, timeout=2).status == 200, 60, "operator liveness")
         manifest = tmp_path / "rule.yaml"
-        manifest.write_text(RULE.format(namespace=namespace))
+        manifest.write_text(BIG_SPENDER_MANIFEST.format(namespace=namespace))
         kubectl(kubeconfig, "apply", "-f", str(manifest))
         wait_for(
             lambda: is_ready(json.loads(kubectl(kubeconfig, "get", "-f", str(manifest), "-o", "json"))),
@@ -77,7 +51,7 @@ def test_applied_fraudrule_raises_an_alert_for_matching_transactions(
                      "paymentAmount": amount, "paymentType": "CRD"}
                 )  # fmt: skip
             detector.settle(script, preexisting=1)
-            # Evaluated is not yet written: the alerts are awaited while the detector still runs.
+            # Read while the query runs: settle() returns once the records are evaluated, their alerts maybe in flight.
             alerts = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 2, timeout_s=60)
     finally:
         operator.stop()

@@ -83,26 +83,39 @@ The Kafka bootstrap address: the development broker's Service, or kafka.bootstra
 {{- end }}
 
 {{/*
-Kafka connection and topic environment shared by the operator, the detector and the generator: the bootstrap
-address, the topic names, KAFKA_CLIENT_* from kafka.clientProperties, the SASL credentials from
-kafka.existingSecret and the CA path when kafka.caSecret is set. No secret value is ever rendered.
+The Kafka Secrets of one component, as a dict: "sasl" and "tls" Secret names (its own kafka.credentials entry, else
+the shared kafka.existingSecret / kafka.tlsSecret; "" when none). Call with (dict "ctx" $ "component" "operator").
+*/}}
+{{- define "fraudstream.kafkaSecrets" -}}
+{{- $k := .ctx.Values.kafka }}
+{{- $own := index $k.credentials .component }}
+{{- dict "sasl" (default $k.existingSecret.name $own.saslSecret) "tls" (default $k.tlsSecret.name $own.tlsSecret) | toJson }}
+{{- end }}
+
+{{/*
+Kafka connection and topic environment of one component (operator, detector or generator): the bootstrap address,
+the topic names, KAFKA_CLIENT_* from kafka.clientProperties, its SASL credentials (from a Secret), its client
+certificate and key and the CA (mounted from Secrets, see fraudstream.kafkaVolumes). No secret value is ever
+rendered. Call with (dict "ctx" $ "component" "operator").
 */}}
 {{- define "fraudstream.kafkaEnv" -}}
+{{- $ := .ctx }}
+{{- $secrets := include "fraudstream.kafkaSecrets" . | fromJson }}
 - name: KAFKA_BOOTSTRAP
-  value: {{ include "fraudstream.kafkaBootstrap" . | quote }}
+  value: {{ include "fraudstream.kafkaBootstrap" $ | quote }}
 - name: TRANSACTIONS_TOPIC
-  value: {{ .Values.kafka.topics.transactions | quote }}
+  value: {{ $.Values.kafka.topics.transactions | quote }}
 - name: RULES_TOPIC
-  value: {{ .Values.kafka.topics.rules | quote }}
+  value: {{ $.Values.kafka.topics.rules | quote }}
 - name: ALERTS_TOPIC
-  value: {{ .Values.kafka.topics.alerts | quote }}
+  value: {{ $.Values.kafka.topics.alerts | quote }}
 - name: DLQ_TOPIC
-  value: {{ .Values.kafka.topics.dlq | quote }}
-{{- range $key, $value := .Values.kafka.clientProperties }}
+  value: {{ $.Values.kafka.topics.dlq | quote }}
+{{- range $key, $value := $.Values.kafka.clientProperties }}
 - name: {{ printf "KAFKA_CLIENT_%s" ($key | upper | replace "." "_" | replace "-" "_") }}
   value: {{ $value | toString | quote }}
 {{- end }}
-{{- with .Values.kafka.existingSecret.name }}
+{{- with $secrets.sasl }}
 - name: KAFKA_CLIENT_SASL_USERNAME
   valueFrom:
     secretKeyRef:
@@ -114,14 +127,21 @@ kafka.existingSecret and the CA path when kafka.caSecret is set. No secret value
       name: {{ . }}
       key: {{ $.Values.kafka.existingSecret.passwordKey }}
 {{- end }}
-{{- if .Values.kafka.caSecret.name }}
+{{- if $secrets.tls }}
+- name: KAFKA_CLIENT_SSL_CERTIFICATE_LOCATION
+  value: /etc/fraudstream/kafka-client/{{ $.Values.kafka.tlsSecret.certificateKey }}
+- name: KAFKA_CLIENT_SSL_KEY_LOCATION
+  value: /etc/fraudstream/kafka-client/{{ $.Values.kafka.tlsSecret.keyKey }}
+{{- end }}
+{{- if $.Values.kafka.caSecret.name }}
 - name: KAFKA_CLIENT_SSL_CA_LOCATION
-  value: /etc/fraudstream/kafka-ca/{{ .Values.kafka.caSecret.key }}
+  value: /etc/fraudstream/kafka-ca/{{ $.Values.kafka.caSecret.key }}
 {{- end }}
 {{- end }}
 
 {{/*
-The Kafka CA volume and its mount, when kafka.caSecret is set.
+The Kafka CA volume and its mount, when kafka.caSecret is set (every pod that talks to Kafka, executors included:
+the Java clients read the CA file).
 */}}
 {{- define "fraudstream.kafkaCaVolume" -}}
 {{- if .Values.kafka.caSecret.name }}
@@ -139,6 +159,47 @@ The Kafka CA volume and its mount, when kafka.caSecret is set.
   mountPath: /etc/fraudstream/kafka-ca
   readOnly: true
 {{- end }}
+{{- end }}
+
+{{/*
+The Kafka volumes and mounts of one component: the CA, and its client certificate and key when it has a TLS
+Secret. Executors need no certificate file: the driver hands the Java clients the key and certificate themselves
+(fraudstream_kafka.settings.java_client_properties). Call with (dict "ctx" $ "component" "operator").
+*/}}
+{{- define "fraudstream.kafkaVolumes" -}}
+{{- $ := .ctx }}
+{{- $secrets := include "fraudstream.kafkaSecrets" . | fromJson }}
+{{- include "fraudstream.kafkaCaVolume" $ }}
+{{- with $secrets.tls }}
+- name: kafka-client
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
+    items:
+      - key: {{ $.Values.kafka.tlsSecret.certificateKey }}
+        path: {{ $.Values.kafka.tlsSecret.certificateKey }}
+      - key: {{ $.Values.kafka.tlsSecret.keyKey }}
+        path: {{ $.Values.kafka.tlsSecret.keyKey }}
+{{- end }}
+{{- end }}
+{{- define "fraudstream.kafkaMounts" -}}
+{{- $secrets := include "fraudstream.kafkaSecrets" . | fromJson }}
+{{- include "fraudstream.kafkaCaMount" .ctx }}
+{{- if $secrets.tls }}
+- name: kafka-client
+  mountPath: /etc/fraudstream/kafka-client
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{/*
+POD_IP from the downward API, so that a metricsAddr of "$(POD_IP)" binds the pod's own address only.
+*/}}
+{{- define "fraudstream.podIpEnv" -}}
+- name: POD_IP
+  valueFrom:
+    fieldRef:
+      fieldPath: status.podIP
 {{- end }}
 
 {{/*
@@ -233,6 +294,13 @@ pods. detector.sparkConf entries override them.
 {{- with $d.executor.limitCores }}
 {{- $_ := set $conf "spark.kubernetes.executor.limit.cores" (. | toString) }}
 {{- end }}
+{{- /* RPC between the driver and its executors carries the Kafka credentials: authenticated and encrypted. */}}
+{{- $_ := set $conf "spark.authenticate" "true" }}
+{{- $_ := set $conf "spark.authenticate.secret.driver.file" (include "fraudstream.sparkAuthFile" .) }}
+{{- $_ := set $conf "spark.authenticate.secret.executor.file" (include "fraudstream.sparkAuthFile" .) }}
+{{- $_ := set $conf "spark.network.crypto.enabled" "true" }}
+{{- $_ := set $conf "spark.network.crypto.saslFallback" "false" }}
+{{- $_ := set $conf "spark.io.encryption.enabled" "true" }}
 {{- with (include "fraudstream.checkpointClaim" .) }}
 {{- $_ := set $conf "spark.kubernetes.executor.volumes.persistentVolumeClaim.checkpoint.mount.path" $d.checkpoint.mountPath }}
 {{- $_ := set $conf "spark.kubernetes.executor.volumes.persistentVolumeClaim.checkpoint.mount.readOnly" "false" }}
@@ -265,6 +333,11 @@ The python evaluator refuses a reorder wait; so does the chart, at install time 
   value: {{ printf "%s/detector" $d.checkpoint.mountPath | quote }}
 - name: DETECTOR_METRICS_PORT
   value: {{ $d.metricsPort | quote }}
+{{ include "fraudstream.podIpEnv" . }}
+- name: DETECTOR_METRICS_ADDR
+  value: {{ $d.metricsAddr | quote }}
+- name: DETECTOR_GROUP_ID_PREFIX
+  value: {{ $d.groupIdPrefix | quote }}
 - name: DETECTOR_SHUFFLE_PARTITIONS
   value: {{ $d.shufflePartitions | quote }}
 - name: DETECTOR_LATENESS_MS
@@ -281,7 +354,7 @@ The python evaluator refuses a reorder wait; so does the chart, at install time 
   value: {{ $d.startingOffsets | quote }}
 - name: DETECTOR_MAX_OFFSETS_PER_TRIGGER
   value: {{ $d.maxOffsetsPerTrigger | int64 | quote }}
-{{ include "fraudstream.kafkaEnv" . }}
+{{ include "fraudstream.kafkaEnv" (dict "ctx" . "component" "detector") }}
 {{- end }}
 
 {{/*
@@ -340,6 +413,7 @@ spec:
           mountPath: {{ .Values.detector.checkpoint.mountPath }}
         {{- end }}
         {{- with include "fraudstream.kafkaCaMount" . }}{{ . | trim | nindent 8 }}{{ end }}
+        {{- with include "fraudstream.sparkAuthMount" . }}{{ . | trim | nindent 8 }}{{ end }}
   volumes:
     - name: tmp
       emptyDir: {}
@@ -349,4 +423,124 @@ spec:
       emptyDir: {}
     {{- end }}
     {{- with include "fraudstream.kafkaCaVolume" . }}{{ . | trim | nindent 4 }}{{ end }}
+    {{- with include "fraudstream.sparkAuthVolume" . }}{{ . | trim | nindent 4 }}{{ end }}
+{{- end }}
+
+
+{{/*
+Spark RPC authentication with executor pods: the shared secret's Secret (detector.sparkAuth.existingSecret, or the
+one the chart creates once), and where the driver and the executors read it (spark.authenticate.secret.*.file, so
+that Spark passes no secret in an executor's environment). Rendered only with executor pods.
+*/}}
+{{- define "fraudstream.sparkAuthSecretName" -}}
+{{- default (printf "%s-spark-auth" (include "fraudstream.fullname" .)) .Values.detector.sparkAuth.existingSecret }}
+{{- end }}
+{{- define "fraudstream.sparkAuthFile" -}}
+/etc/fraudstream/spark-auth/secret
+{{- end }}
+{{- define "fraudstream.sparkAuthVolume" -}}
+{{- if include "fraudstream.sparkExecutors" . }}
+- name: spark-auth
+  secret:
+    secretName: {{ include "fraudstream.sparkAuthSecretName" . }}
+    defaultMode: 0440
+    items:
+      - key: secret
+        path: secret
+{{- end }}
+{{- end }}
+{{- define "fraudstream.sparkAuthMount" -}}
+{{- if include "fraudstream.sparkExecutors" . }}
+- name: spark-auth
+  mountPath: /etc/fraudstream/spark-auth
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{/*
+NetworkPolicy egress rules. fraudstream.egressDns: UDP and TCP 53 to networkPolicy.dns.to (any address if empty).
+fraudstream.egressKafka: the brokers' ports (networkPolicy.kafka.ports, else 9092 for the development broker, else
+the ports of kafka.bootstrap) to networkPolicy.kafka.to (else the development broker's pods, else any address).
+fraudstream.egressApiServer: networkPolicy.kubeApiServer.ports to its peers (any address if empty).
+*/}}
+{{- define "fraudstream.egressDns" -}}
+- {{- with .Values.networkPolicy.dns.to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  ports:
+    - port: 53
+      protocol: UDP
+    - port: 53
+      protocol: TCP
+{{- end }}
+{{- define "fraudstream.kafkaPorts" -}}
+{{- $np := .Values.networkPolicy.kafka }}
+{{- $ports := list }}
+{{- if $np.ports }}
+{{- $ports = $np.ports }}
+{{- else if .Values.kafka.dev.enabled }}
+{{- $ports = list 9092 }}
+{{- else }}
+{{- range splitList "," (include "fraudstream.kafkaBootstrap" .) }}
+{{- $port := regexFind "[0-9]+$" (trim .) }}
+{{- if not $port }}
+{{- fail (printf "kafka.bootstrap entry %q has no port: write host:port, or set networkPolicy.kafka.ports" (trim .)) }}
+{{- end }}
+{{- $ports = append $ports (atoi $port) }}
+{{- end }}
+{{- end }}
+{{- toJson (uniq $ports) }}
+{{- end }}
+{{- define "fraudstream.egressKafka" -}}
+{{- $np := .Values.networkPolicy.kafka }}
+- {{- if $np.to }}
+  to:
+    {{- toYaml $np.to | nindent 4 }}
+  {{- else if .Values.kafka.dev.enabled }}
+  to:
+    - podSelector:
+        matchLabels:
+          {{- include "fraudstream.selectorLabels" (dict "ctx" . "component" "kafka") | nindent 10 }}
+  {{- end }}
+  ports:
+    {{- range include "fraudstream.kafkaPorts" . | fromJsonArray }}
+    - port: {{ int64 . }}
+      protocol: TCP
+    {{- end }}
+{{- end }}
+{{- define "fraudstream.egressApiServer" -}}
+- {{- with .Values.networkPolicy.kubeApiServer.to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  ports:
+    {{- range .Values.networkPolicy.kubeApiServer.ports }}
+    - port: {{ int64 . }}
+      protocol: TCP
+    {{- end }}
+{{- end }}
+
+{{/*
+The only peer allowed to reach a metrics port: Prometheus pods (networkPolicy.prometheus.podSelector) in its
+namespaces (networkPolicy.prometheus.namespaceSelector), both required of the same pod.
+*/}}
+{{- define "fraudstream.ingressPrometheus" -}}
+- from:
+    - namespaceSelector:
+        {{- toYaml .Values.networkPolicy.prometheus.namespaceSelector | nindent 8 }}
+      podSelector:
+        {{- toYaml .Values.networkPolicy.prometheus.podSelector | nindent 8 }}
+  ports:
+    - port: metrics
+      protocol: TCP
+{{- end }}
+
+{{/*
+A NetworkPolicy peer: the pods of one component of this release. Call with (dict "ctx" $ "component" "detector").
+*/}}
+{{- define "fraudstream.podPeer" -}}
+- podSelector:
+    matchLabels:
+      {{- include "fraudstream.selectorLabels" . | nindent 6 }}
 {{- end }}

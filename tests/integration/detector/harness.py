@@ -140,7 +140,7 @@ def detector_process(
     port = free_port()
     argv = [sys.executable, "-m", "fraudstream_detector", "--checkpoint-dir", str(checkpoint)]
     argv += ["--metrics-port", str(port), "--starting-offsets", "earliest", "--evaluator", evaluator, *extra_args]
-    env = {"KAFKA_BOOTSTRAP": kafka.bootstrap, **topics.as_env()}
+    env = {**kafka.as_env(), **topics.as_env()}
     return ManagedProcess("detector", argv, log, env=env).start(), f"http://127.0.0.1:{port}"
 
 

@@ -14,14 +14,12 @@ from kubernetes import client, config
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.processes import ManagedProcess, free_port
-from fraudstream_operator.localstack_component import CRD_PATH, kubectl
-from tests.integration.operator.harness import FraudRules, OperatorHarness, OperatorProcess
+from tests.integration.operator.harness import FraudRules, OperatorHarness, OperatorProcess, install_crd
 
 
 @pytest.fixture(scope="session")
 def fraudrule_crd(kubeconfig: Path) -> None:
-    kubectl(kubeconfig, "apply", "-f", str(CRD_PATH))
-    kubectl(kubeconfig, "wait", "--for=condition=Established", "crd/fraudrules.fraudstream.io", "--timeout=60s")
+    install_crd(kubeconfig)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 import time
 import urllib.request
@@ -14,14 +15,16 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 from kopf.testing import KopfRunner
 from kubernetes import client
 
-from fraudstream_kafka.settings import KafkaSettings
-from fraudstream_localstack.processes import ManagedProcess, wait_for
+from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
+from fraudstream_operator.localstack_component import CRD_PATH, kubectl
 
 GROUP, VERSION, PLURAL = "fraudstream.io", "v1alpha1", "fraudrules"
 KOPF_FINALIZER = "kopf.zalando.org/KopfFinalizerMarker"
@@ -34,6 +37,22 @@ BASE_SPEC: dict[str, Any] = {
     "limit": 200000,
     "windowMinutes": 1440,
 }
+
+# BASE_SPEC as a manifest named big-spender, for the pipeline tests that `kubectl apply` it (format in `namespace`).
+BIG_SPENDER_MANIFEST = """
+apiVersion: fraudstream.io/v1alpha1
+kind: FraudRule
+metadata:
+  name: big-spender
+  namespace: {namespace}
+spec:
+  groupingKeyNames: [payerId, beneficiaryId]
+  aggregatorFunctionType: SUM
+  aggregateFieldName: paymentAmount
+  limitOperatorType: GREATER
+  limit: "200000"
+  windowMinutes: 1440
+"""
 
 
 def ready_condition(obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -234,3 +253,33 @@ class OperatorProcess:
         assert pid is not None
         os.kill(pid, signal.SIGKILL)
         wait_for(lambda: not self.process.alive(), 10, f"{self.identity} (pid {pid}) to die")
+
+
+def install_crd(kubeconfig: Path) -> None:
+    """Applies the FraudRule CRD and returns once the API server serves it."""
+    kubectl(kubeconfig, "apply", "-f", str(CRD_PATH))
+    kubectl(kubeconfig, "wait", "--for=condition=Established", "crd/fraudrules.fraudstream.io", "--timeout=60s")
+
+
+def operator_in_new_namespace(
+    kubeconfig: Path, kafka: KafkaSettings, topics: Topics, namespace: str, log: Path
+) -> tuple[ManagedProcess, str]:
+    """Creates `namespace` (after the FraudRule CRD is established) and starts `python -m fraudstream_operator` as a
+    process of its own watching it, with its Lease there and its metrics on 127.0.0.1; returns the started process
+    and its liveness URL. The caller stops the process and deletes the namespace."""
+    install_crd(kubeconfig)
+    kubectl(kubeconfig, "create", "namespace", namespace)
+    liveness = f"http://127.0.0.1:{free_port()}/healthz"
+    env = {
+        "KUBECONFIG": str(kubeconfig),
+        **kafka.as_env(),
+        **topics.as_env(),
+        "WATCH_NAMESPACES": namespace,
+        "OPERATOR_METRICS_PORT": str(free_port()),
+        "OPERATOR_METRICS_ADDR": "127.0.0.1",
+        "OPERATOR_LIVENESS_ENDPOINT": liveness,
+        "OPERATOR_LEASE_NAME": "fraudstream-operator",
+        "OPERATOR_LEASE_NAMESPACE": namespace,
+    }
+    argv = [sys.executable, "-m", "fraudstream_operator"]
+    return ManagedProcess("operator", argv, log, env=env).start(), liveness

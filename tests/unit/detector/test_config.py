@@ -73,3 +73,14 @@ def test_settings_that_cannot_apply_are_refused_with_a_message(
     with pytest.raises(SystemExit):
         parse_config(argv, env={})
     assert message in capsys.readouterr().err
+
+
+def test_metrics_bind_to_a_chosen_address_and_consumer_groups_share_one_prefix() -> None:
+    cfg = parse_config([], env={})
+    assert (cfg.metrics_addr, cfg.group_id_prefix) == ("0.0.0.0", "fraudstream-detector")
+    assert cfg.source_options()["groupIdPrefix"] == "fraudstream-detector"
+    env = {"DETECTOR_METRICS_ADDR": "10.1.2.3", "DETECTOR_GROUP_ID_PREFIX": "team-a.detector", "KAFKA_BOOTSTRAP": "k:1"}
+    cfg = parse_config([], env)
+    assert (cfg.metrics_addr, cfg.group_id_prefix) == ("10.1.2.3", "team-a.detector")
+    assert cfg.source_options() == {"kafka.bootstrap.servers": "k:1", "groupIdPrefix": "team-a.detector"}
+    assert parse_config(["--metrics-addr", "127.0.0.1"], env).metrics_addr == "127.0.0.1"

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_kafka.settings import KafkaSettings, Topics, java_client_properties
 from fraudstream_kafka.topics import contract_topics
 
 
@@ -65,3 +67,52 @@ def test_only_the_rules_topic_is_compacted_and_single_partition() -> None:
 def test_spark_options_speak_the_java_clients_language(librdkafka: dict[str, str], java: dict[str, str]) -> None:
     options = KafkaSettings("b:1", librdkafka).spark_options()
     assert options == {"kafka.bootstrap.servers": "b:1", **{f"kafka.{k}": v for k, v in java.items()}}
+
+
+def test_a_client_certificate_becomes_a_pem_keystore_holding_the_files_contents(tmp_path: Path) -> None:
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    cert.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    key.write_text("-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n")
+    librdkafka = {"security.protocol": "SSL", "ssl.ca.location": "/ca.pem", "ssl.certificate.location": str(cert),
+                  "ssl.key.location": str(key), "ssl.key.password": "kp"}  # fmt: skip
+
+    java = java_client_properties(librdkafka)
+
+    assert java == {
+        "security.protocol": "SSL",
+        "ssl.truststore.location": "/ca.pem",
+        "ssl.truststore.type": "PEM",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.certificate.chain": cert.read_text(),
+        "ssl.keystore.key": key.read_text(),
+        "ssl.key.password": "kp",
+    }
+    assert KafkaSettings("b:1", librdkafka).spark_options()["kafka.ssl.keystore.key"] == key.read_text()
+
+
+@pytest.mark.parametrize("given", ["ssl.certificate.location", "ssl.key.location"])
+def test_half_a_client_certificate_is_refused_naming_both_variables(given: str) -> None:
+    with pytest.raises(ValueError, match="KAFKA_CLIENT_SSL_CERTIFICATE_LOCATION, KAFKA_CLIENT_SSL_KEY_LOCATION"):
+        java_client_properties({"security.protocol": "SSL", given: "/x.pem"})
+
+
+def test_a_missing_certificate_file_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "absent.crt"
+    with pytest.raises(OSError, match=r"absent\.crt"):
+        java_client_properties({"ssl.certificate.location": str(missing), "ssl.key.location": str(missing)})
+
+
+def test_a_pkcs12_keystore_passes_through_unchanged() -> None:
+    props = {"security.protocol": "SSL", "ssl.keystore.location": "/ks.p12", "ssl.keystore.password": "x"}
+    assert java_client_properties(props) == props
+
+
+@pytest.mark.parametrize(
+    "props",
+    [{}, {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "ssl.ca.location": "/c/ca.crt"}],
+)
+def test_settings_round_trip_through_the_environment(props: dict[str, str]) -> None:
+    settings = KafkaSettings("b:9", props)
+    env = settings.as_env()
+    assert env["KAFKA_BOOTSTRAP"] == "b:9"
+    assert KafkaSettings.from_env(env) == settings
