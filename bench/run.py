@@ -43,9 +43,9 @@ from fraudstream_localstack.kafka import KafkaPorts
 from fraudstream_localstack.kafka_security import KafkaSecurity
 from fraudstream_localstack.kube import KubePorts
 from fraudstream_localstack.layout import ROOT
+from fraudstream_localstack.operator_component import OperatorComponent
 from fraudstream_localstack.processes import ManagedProcess, free_port
 from fraudstream_localstack.stack import LocalStack, StackConfig
-from fraudstream_operator.localstack_component import OperatorComponent
 
 RESULTS = ROOT / "bench" / "results"
 BENCHMARKS_MD = ROOT / "docs" / "BENCHMARKS.md"

@@ -6,9 +6,8 @@ from .stack import Component, StackConfig, main
 
 
 def _components() -> list[Component]:
-    from fraudstream_operator.localstack_component import OperatorComponent
-
     from .components import AlertTail, detector, generator
+    from .operator_component import OperatorComponent
 
     config = StackConfig()
     return [OperatorComponent(), detector(config.detector_metrics_port), generator(), AlertTail()]

@@ -24,8 +24,8 @@ from confluent_kafka import Consumer, Message, TopicPartition
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import ensure_contract_topics
 from fraudstream_localstack.kube import KubeControlPlane
+from fraudstream_localstack.operator_component import is_ready, kubectl
 from fraudstream_localstack.processes import ManagedProcess, wait_for
-from fraudstream_operator.localstack_component import is_ready, kubectl
 from fraudstream_rules.dead_letters import MAX_DETAIL_BYTES
 from fraudstream_rules.exceptions import InvalidTransactionError, RejectedRuleMessageError
 from fraudstream_rules.model import parse_rule_message

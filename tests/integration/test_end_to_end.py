@@ -13,8 +13,8 @@ import pytest
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.kube import KubeControlPlane
+from fraudstream_localstack.operator_component import is_ready, kubectl
 from fraudstream_localstack.processes import wait_for
-from fraudstream_operator.localstack_component import is_ready, kubectl
 from tests.integration.detector.harness import Script, detector_config, running_detector
 from tests.integration.operator.harness import BIG_SPENDER_MANIFEST, operator_in_new_namespace
 from tests.kafka_helpers import consume_until

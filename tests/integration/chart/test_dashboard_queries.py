@@ -27,9 +27,9 @@ import yaml
 from fraudstream_localstack.components import detector, generator
 from fraudstream_localstack.kafka import KafkaPorts
 from fraudstream_localstack.kube import KubePorts
+from fraudstream_localstack.operator_component import OperatorComponent, is_ready, kubectl
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
 from fraudstream_localstack.stack import LocalStack, StackConfig
-from fraudstream_operator.localstack_component import OperatorComponent, is_ready, kubectl
 from tests.kafka_helpers import produce
 from tests.unit.chart.rendering import RULES_FILE, dashboard_exprs
 from tests.unit.chart.test_dashboard import TEST_SUBSTITUTIONS, substitute

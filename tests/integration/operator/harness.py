@@ -23,8 +23,8 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_localstack.operator_component import CRD_PATH, kubectl
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
-from fraudstream_operator.localstack_component import CRD_PATH, kubectl
 
 GROUP, VERSION, PLURAL = "fraudstream.io", "v1alpha1", "fraudrules"
 KOPF_FINALIZER = "kopf.zalando.org/KopfFinalizerMarker"

@@ -14,8 +14,8 @@ from prometheus_client import REGISTRY
 
 from fraudstream_kafka.settings import KafkaSettings
 from fraudstream_localstack.kafka import KafkaBroker
+from fraudstream_localstack.operator_component import kubectl
 from fraudstream_localstack.processes import wait_for
-from fraudstream_operator.localstack_component import kubectl
 from tests.integration.operator.conftest import MakeOperator
 from tests.integration.operator.harness import (
     BASE_SPEC,

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from fraudstream_operator.localstack_component import EXAMPLES_DIR
+from fraudstream_localstack.operator_component import EXAMPLES_DIR
 from tests.integration.operator.harness import BASE_SPEC, FraudRules
 
 pytestmark = pytest.mark.integration

@@ -14,8 +14,8 @@ from kubernetes import client, config
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.kube import KubeControlPlane
 from fraudstream_localstack.layout import BIN
+from fraudstream_localstack.operator_component import CRD_PATH, kubectl
 from fraudstream_localstack.processes import wait_for
-from fraudstream_operator.localstack_component import CRD_PATH, kubectl
 from tests.integration.operator.conftest import StartReplica, configure_operator
 from tests.integration.operator.harness import BASE_SPEC, FraudRules, OperatorHarness, latest_by_key, read_records
 

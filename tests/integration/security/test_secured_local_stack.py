@@ -25,9 +25,9 @@ from fraudstream_localstack.kafka import KafkaPorts
 from fraudstream_localstack.kafka_security import ADMIN, COMPONENT_USERS, KafkaSecurity
 from fraudstream_localstack.kube import KubePorts
 from fraudstream_localstack.layout import ROOT, write_env_file
+from fraudstream_localstack.operator_component import OperatorComponent
 from fraudstream_localstack.processes import free_port, wait_for
 from fraudstream_localstack.stack import LocalStack, StackConfig
-from fraudstream_operator.localstack_component import OperatorComponent
 
 pytestmark = pytest.mark.integration
 

@@ -19,8 +19,8 @@ from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.kafka import KafkaBroker
 from fraudstream_localstack.kafka_security import ADMIN, NOBODY, KafkaSecurity
 from fraudstream_localstack.kube import KubeControlPlane
+from fraudstream_localstack.operator_component import is_ready, kubectl
 from fraudstream_localstack.processes import ManagedProcess, wait_for
-from fraudstream_operator.localstack_component import is_ready, kubectl
 from tests.integration.detector.harness import detector_process, sample
 from tests.integration.operator.harness import BIG_SPENDER_MANIFEST, liveness_answer, operator_in_new_namespace
 from tests.integration.security.harness import produce_one, secure_topics

@@ -11,9 +11,9 @@ import pytest
 from fraudstream_kafka.settings import Topics
 from fraudstream_localstack.kafka import KafkaPorts
 from fraudstream_localstack.kube import KubePorts
+from fraudstream_localstack.operator_component import EXAMPLES_DIR, OperatorComponent, is_ready, kubectl
 from fraudstream_localstack.processes import free_port
 from fraudstream_localstack.stack import LocalStack, StackConfig
-from fraudstream_operator.localstack_component import EXAMPLES_DIR, OperatorComponent, is_ready, kubectl
 from tests.integration.operator.harness import http_get, latest_by_key, read_records
 
 pytestmark = pytest.mark.integration

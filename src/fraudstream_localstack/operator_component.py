@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fraudstream_kafka.acls import Component
-from fraudstream_localstack.layout import BIN, ROOT, require
-from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
 
-from .conditions import READY
+from .layout import BIN, ROOT, require
+from .processes import ManagedProcess, free_port, wait_for
 
 if TYPE_CHECKING:
-    from fraudstream_localstack.stack import LocalStack
+    from .stack import LocalStack
 
 CRD_PATH = ROOT / "crds" / "fraudrule.yaml"
 EXAMPLES_DIR = ROOT / "examples" / "rules"
+READY = "Ready"  # the FraudRule status condition (CONTRACT section 4); the stack runs the operator, never imports it
 
 
 def kubectl(kubeconfig: Path, *args: str, timeout_s: float = 60) -> str:
