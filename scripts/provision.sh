@@ -31,6 +31,11 @@ python_env() {
     || die "pip upgrade failed (PyPI reachable?); rerun 'make install'"
   .venv/bin/python -m pip install -q -e '.[dev]' \
     || die "pip install -e .[dev] failed; the error above names the package; rerun 'make install'"
+  # The local stack (fraudstream_localstack) is development tooling: not a package of the project, so neither the
+  # wheel nor the image holds it; the checkout's venv finds it through src/ on its path.
+  local site
+  site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  printf '%s\n' "$PWD/src" >"$site/fraudstream-localstack.pth"
   stamp python "$key"
 }
 
