@@ -49,7 +49,9 @@ def build_query(spark: SparkSession, cfg: DetectorConfig, sink: BatchSink) -> St
         "bucket", F.explode(F.sequence(F.lit(0), F.lit(cfg.buckets - 1)))
     )
     evaluated = fanned.groupBy("bucket").transformWithState(
-        statefulProcessor=RuleEngineProcessor(cfg.buckets, cfg.lateness_ms, cfg.sweep_interval_ms, cfg.future_skew_ms),
+        statefulProcessor=RuleEngineProcessor(
+            cfg.buckets, cfg.lateness_ms, cfg.sweep_interval_ms, cfg.future_skew_ms, instance=str(cfg.checkpoint_dir)
+        ),
         outputStructType=OUTPUT_SCHEMA,
         outputMode="Update",
         timeMode="ProcessingTime",

@@ -7,6 +7,7 @@ miss): O(1) state calls per key per batch, whatever the number of events.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,8 +34,16 @@ class RuleEngineProcessor(StatefulProcessor):
     """Evaluates one bucket's transactions against its broadcast rule set; sweeps idle groups on a timer."""
 
     def __init__(
-        self, buckets: int, lateness_ms: int, sweep_interval_ms: int = 600_000, future_skew_ms: int = 300_000
+        self,
+        buckets: int,
+        lateness_ms: int,
+        sweep_interval_ms: int = 600_000,
+        future_skew_ms: int = 300_000,
+        instance: str | None = None,
     ) -> None:
+        """`instance` names the detector (its checkpoint location) and keys the workers' caches; by default a name
+        of this processor's own, so two processors never share a cache."""
+        self.instance = instance or uuid.uuid4().hex
         self.buckets = buckets
         self.lateness_ms = lateness_ms
         self.future_skew_ms = future_skew_ms
@@ -48,7 +57,7 @@ class RuleEngineProcessor(StatefulProcessor):
 
     def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Iterator[Row]:
         bucket = int(key[0])
-        cache = load_detector(bucket, self.detector_state, self.lateness_ms, self.future_skew_ms)
+        cache = load_detector(self.instance, bucket, self.detector_state, self.lateness_ms, self.future_skew_ms)
         store = CachedGroupStore(cache, self.heads, self.segments)
         # Rows are tuples in the input schema's order (kind, key, value, topic, partition, offset, timestamp_ms,
         # bucket); unpacking them is much cheaper than Row attribute lookups.
@@ -66,7 +75,7 @@ class RuleEngineProcessor(StatefulProcessor):
         self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
     ) -> Iterator[Row]:
         """Drops the groups that no transaction touched while they aged past their retention (state shrinks)."""
-        cache = load_detector(int(key[0]), self.detector_state, self.lateness_ms, self.future_skew_ms)
+        cache = load_detector(self.instance, int(key[0]), self.detector_state, self.lateness_ms, self.future_skew_ms)
         store = CachedGroupStore(cache, self.heads, self.segments)
         expired = [
             group_key

@@ -35,21 +35,22 @@ class BucketCache:
     base_generation: int = 0
 
 
-_CACHE: dict[int, BucketCache] = {}
+_CACHE: dict[tuple[str, int], BucketCache] = {}
 
 
-def load_detector(bucket: int, state: ValueState, lateness_ms: int, future_skew_ms: int) -> BucketCache:
-    """The bucket's cache, valid for the generation in the store (a fresh one when it is not); the configured
-    lateness and future skew override what the stored detector holds."""
+def load_detector(instance: str, bucket: int, state: ValueState, lateness_ms: int, future_skew_ms: int) -> BucketCache:
+    """Bucket `bucket`'s cache of detector `instance` (a Python worker outlives queries, and may serve several),
+    valid for the generation in the store (a fresh one when it is not); the configured lateness and future skew
+    override what the stored detector holds."""
     stored = state.get()
     generation = int(stored[1]) if stored else 0
-    cached = _CACHE.get(bucket)
+    cached = _CACHE.get((instance, bucket))
     if cached is None or cached.generation != generation:
         if stored:
             detector = Engine.from_bytes(stored[0], lateness_ms=lateness_ms, future_skew_ms=future_skew_ms)
         else:
             detector = Engine(lateness_ms=lateness_ms, future_skew_ms=future_skew_ms)
-        cached = _CACHE[bucket] = BucketCache(generation, detector)
+        cached = _CACHE[instance, bucket] = BucketCache(generation, detector)
     # Until save_detector, this cache may hold changes the store will never see (a batch can fail midway).
     cached.base_generation, cached.generation = generation, IN_FLIGHT
     return cached

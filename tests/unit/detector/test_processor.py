@@ -213,3 +213,14 @@ def test_the_sweep_timer_drops_groups_idle_past_their_retention() -> None:
     tester.test(0, [tx_row(3 + i, 4 + i, tx(3 + i, "busy", "1", 71_001)) for i in range(SweepClock.SAMPLES)])
     tester.setProcessingTime(2 * minute)
     assert [key[0] for key in tester.peekMapState("groups", 0)] == ['[["payerId"],["busy"]]']
+
+
+def test_two_detectors_in_one_worker_never_share_a_bucket_cache() -> None:
+    """A Python worker outlives queries: a detector whose stored generation equals the one another detector's
+    cache of the same bucket stands at must still see its own rules, not the other's."""
+    with_rule = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000), timeMode="ProcessingTime")
+    with_rule.test(0, [rule_row(0, 1_000, "ns/sum", SUM_OVER_100)])  # its bucket 0 stands at generation 1
+    other = TwsTester(RuleEngineProcessor(buckets=1, lateness_ms=60_000), timeMode="ProcessingTime")
+    other.test(0, [tx_row(0, 1_000, tx(1, "q", "1", 5_000))])  # and so does this one's, with no rule
+    rows = with_rule.test(0, [tx_row(1, 1_010, tx(2, "p", "500", 6_000))])
+    assert [json.loads(r.value)["alertId"] for r in by_kind(rows, "alert")] == [alert_id("ns/sum", "t2")]
