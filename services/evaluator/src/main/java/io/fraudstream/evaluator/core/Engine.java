@@ -16,7 +16,7 @@ import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /**
- * The rule set and the evaluation of transactions against it: the twin of Python's {@code engine.Detector}, whose
+ * The rule set and the evaluation of transactions against it: the twin of Python's {@code engine.Engine}, whose
  * module docstring is the specification (semantics 1-12). No I/O.
  *
  * <p>The shell feeds records in processing order to {@link #onRule} and {@link #onRecord}, keeps one {@link

@@ -3,7 +3,7 @@ package io.fraudstream.evaluator.core;
 import java.util.List;
 
 /**
- * What one transaction did (Python's engine.TransactionOutcome). {@code rejection} is set for a transaction that was
+ * What one transaction did (Python's engine.Outcome). {@code rejection} is set for a transaction that was
  * not evaluated at all, and then everything else is empty; otherwise {@code alerts} are sorted by rule id, and {@code
  * late}, {@code skipped}, {@code applied} and {@code outOfOrder} concern only the groups the caller owns.
  */
