@@ -39,9 +39,7 @@ from bench.rules import write_manifests
 from fraudstream_kafka.acls import Component
 from fraudstream_kafka.settings import KafkaSettings
 from fraudstream_localstack.components import detector
-from fraudstream_localstack.kafka import KafkaPorts
 from fraudstream_localstack.kafka_security import KafkaSecurity
-from fraudstream_localstack.kube import KubePorts
 from fraudstream_localstack.layout import ROOT
 from fraudstream_localstack.operator_component import OperatorComponent
 from fraudstream_localstack.processes import ManagedProcess, free_port
@@ -241,16 +239,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     manifests, watcher = rules.for_options(p, args), watcher or Wait()
     work = Path(tempfile.mkdtemp(prefix="fraudstream-bench-"))
     metrics_port = free_port()
-    config = StackConfig(
-        data_dir=work / "data",
-        kafka_ports=KafkaPorts.free(),
-        kube_ports=KubePorts.free(),
-        detector_metrics_port=metrics_port,
-        operator_metrics_port=free_port(),
-        kubeconfig=work / "kubeconfig",
-        kafka_security=args.kafka_security,
-        security_dir=work / "kafka-security",
-    )
+    config = StackConfig.isolated(work, detector_metrics_port=metrics_port, kafka_security=args.kafka_security)
     rules_dir = write_manifests(work / "rules", manifests)
     det = detector(metrics_port, work / "checkpoint", args.detector_arg, log_dir=work)
     stack = LocalStack(config, [OperatorComponent(examples_dir=rules_dir, timeout_s=300), det])

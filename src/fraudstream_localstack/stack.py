@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from fraudstream_kafka.acls import Component as KafkaComponent
 from fraudstream_kafka.acls import all_acls, create_acls
@@ -33,7 +33,7 @@ from .kafka import KafkaBroker, KafkaPorts
 from .kafka_security import ADMIN, COMPONENT_USERS, KafkaSecurity, SecurityFiles
 from .kube import KubeControlPlane, KubePorts
 from .layout import LOCAL, write_env_file
-from .processes import StopSignals, wait_for
+from .processes import StopSignals, free_port, wait_for
 
 STACK_ENV = LOCAL / "stack.env"
 PID_FILE = LOCAL / "stack.pid"
@@ -53,6 +53,21 @@ class StackConfig:
     kubeconfig: Path = LOCAL / "kubeconfig"
     kafka_security: KafkaSecurity = KafkaSecurity.PLAINTEXT
     security_dir: Path = LOCAL / "kafka-security"
+
+    @classmethod
+    def isolated(cls, root: Path, **settings: Any) -> StackConfig:
+        """A stack whose files are under `root` and whose ports are free ones, so it runs beside any other on the
+        machine (tests, benchmarks); `settings` override fields."""
+        defaults: dict[str, Any] = {
+            "data_dir": root / "data",
+            "kafka_ports": KafkaPorts.free(),
+            "kube_ports": KubePorts.free(),
+            "detector_metrics_port": free_port(),
+            "operator_metrics_port": free_port(),
+            "kubeconfig": root / "kubeconfig",
+            "security_dir": root / "kafka-security",
+        }
+        return cls(**{**defaults, **settings})
 
 
 class Component(Protocol):

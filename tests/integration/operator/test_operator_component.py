@@ -9,10 +9,7 @@ from pathlib import Path
 import pytest
 
 from fraudstream_kafka.settings import Topics
-from fraudstream_localstack.kafka import KafkaPorts
-from fraudstream_localstack.kube import KubePorts
 from fraudstream_localstack.operator_component import EXAMPLES_DIR, OperatorComponent, is_ready, kubectl
-from fraudstream_localstack.processes import free_port
 from fraudstream_localstack.stack import LocalStack, StackConfig
 from tests.integration.operator.harness import http_get, latest_by_key, read_records
 
@@ -20,14 +17,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_the_stack_runs_the_operator_and_every_example_rule_gets_ready(tmp_path: Path, unique_topics: Topics) -> None:
-    config = StackConfig(
-        data_dir=tmp_path / "stack",
-        kafka_ports=KafkaPorts.free(),
-        kube_ports=KubePorts.free(),
-        topics=unique_topics,
-        operator_metrics_port=free_port(),
-        kubeconfig=tmp_path / "kubeconfig",
-    )
+    config = StackConfig.isolated(tmp_path, topics=unique_topics)
     component = OperatorComponent()
     stack = LocalStack(config, [component])
     try:

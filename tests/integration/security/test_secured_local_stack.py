@@ -21,9 +21,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 
 from fraudstream_kafka.acls import Component, all_acls
 from fraudstream_localstack.components import detector, generator, metric_value
-from fraudstream_localstack.kafka import KafkaPorts
 from fraudstream_localstack.kafka_security import ADMIN, COMPONENT_USERS, KafkaSecurity
-from fraudstream_localstack.kube import KubePorts
 from fraudstream_localstack.layout import ROOT, write_env_file
 from fraudstream_localstack.operator_component import OperatorComponent
 from fraudstream_localstack.processes import free_port, wait_for
@@ -44,16 +42,7 @@ def acls_on_broker(stack: LocalStack) -> set[tuple[object, ...]]:
 
 def test_the_whole_local_stack_runs_secured_each_component_as_its_own_principal(tmp_path: Path) -> None:
     detector_port = free_port()
-    config = StackConfig(
-        data_dir=tmp_path / "data",
-        kafka_ports=KafkaPorts.free(),
-        kube_ports=KubePorts.free(),
-        detector_metrics_port=detector_port,
-        operator_metrics_port=free_port(),
-        kubeconfig=tmp_path / "kubeconfig",
-        kafka_security=KafkaSecurity.SASL_SSL,
-        security_dir=tmp_path / "kafka-security",
-    )
+    config = StackConfig.isolated(tmp_path, detector_metrics_port=detector_port, kafka_security=KafkaSecurity.SASL_SSL)
     components = [OperatorComponent(), detector(detector_port, tmp_path / "checkpoint", log_dir=tmp_path),
                   generator(rate=50, log_dir=tmp_path)]  # fmt: skip
     stack = LocalStack(config, components)
