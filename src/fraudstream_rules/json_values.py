@@ -6,8 +6,8 @@ deeper than `MAX_NESTING_DEPTH` containers, and number literals longer than `MAX
 an exponent beyond +-`MAX_EXPONENT`. The JVM core (`Json.java`) applies the same limits, so both cores refuse
 the same records. `dumps_exact` writes such values back, a Decimal with the digits it holds, so
 `dumps_exact(loads_exact(text))` keeps every number as written; strings are written unescaped except that a lone
-surrogate (which JSON escapes from `\\ud800` to `\\udfff` can produce) is written as its escape, so the output is always valid
-UTF-8. Floats are refused: amounts never travel as binary floating point in this package.
+surrogate (which JSON escapes from `\\ud800` to `\\udfff` can produce) is written as its escape, so the output is
+always valid UTF-8. Floats are refused: amounts never travel as binary floating point in this package.
 """
 
 from __future__ import annotations
