@@ -41,7 +41,11 @@ PROPS
 
 if [ ! -f "$KAFKA_DATA_DIR/logs/meta.properties" ]; then
   # A cluster id is 16 random bytes in URL-safe base64 without padding (what `kafka-storage random-uuid` prints).
-  cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)
+  # Like Kafka's Uuid.randomUuid, draw again while it starts with '-': the storage tool would read it as an option.
+  cluster_id=-
+  while [ "${cluster_id#-}" != "$cluster_id" ]; do
+    cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)
+  done
   echo "fraudstream-kafka: formatting $KAFKA_DATA_DIR/logs for cluster $cluster_id"
   java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="$KAFKA_LOG4J_CONFIG" -cp "$KAFKA_LIBS/*" \
     kafka.tools.StorageTool format -t "$cluster_id" -c "$props"
