@@ -15,13 +15,15 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 
 
 def parse_histogram(metrics_text: str, name: str) -> dict[float, float]:
-    """Cumulative bucket counts {upper bound: count} of an unlabelled Prometheus histogram."""
+    """Cumulative bucket counts {upper bound: count} of an unlabelled Prometheus histogram, summed over every series of
+    it in `metrics_text` (several endpoints' expositions, one after the other), as PromQL's `sum by (le)`."""
     buckets: dict[float, float] = {}
     prefix = f'{name}_bucket{{le="'
     for line in metrics_text.splitlines():
         if line.startswith(prefix):
             bound, _, value = line[len(prefix) :].partition('"} ')
-            buckets[math.inf if bound == "+Inf" else float(bound)] = float(value)
+            upper = math.inf if bound == "+Inf" else float(bound)
+            buckets[upper] = buckets.get(upper, 0.0) + float(value)
     return buckets
 
 

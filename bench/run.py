@@ -42,7 +42,7 @@ from fraudstream_localstack.components import detector
 from fraudstream_localstack.kafka_security import KafkaSecurity
 from fraudstream_localstack.layout import ROOT
 from fraudstream_localstack.operator_component import OperatorComponent
-from fraudstream_localstack.processes import ManagedProcess, free_port
+from fraudstream_localstack.processes import ManagedProcess
 from fraudstream_localstack.stack import LocalStack, StackConfig
 
 RESULTS = ROOT / "bench" / "results"
@@ -113,9 +113,18 @@ class AlertClock:
         self._stop.set()
 
 
-def scrape(url: str) -> str:
-    with urllib.request.urlopen(url, timeout=5) as resp:
-        return str(resp.read().decode())
+def scrape(urls: Sequence[str]) -> str:
+    """The expositions of the endpoints that answer, one after the other (the detector's driver serves the batch
+    metrics; each JVM that runs the evaluator's tasks serves the alert latency). One that does not answer adds
+    nothing, and shows as a detector histogram that disagrees with the independent measurement."""
+    texts = []
+    for url in urls:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as resp:
+                texts.append(resp.read().decode())
+        except OSError as exc:
+            print(f"bench: no metrics from {url}: {exc}", flush=True)
+    return "\n".join(texts)
 
 
 def end_offsets(kafka: KafkaSettings, topic: str) -> int:
@@ -238,10 +247,9 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     args = p.parse_args(argv)
     manifests, watcher = rules.for_options(p, args), watcher or Wait()
     work = Path(tempfile.mkdtemp(prefix="fraudstream-bench-"))
-    metrics_port = free_port()
-    config = StackConfig.isolated(work, detector_metrics_port=metrics_port, kafka_security=args.kafka_security)
+    config = StackConfig.isolated(work, kafka_security=args.kafka_security)
     rules_dir = write_manifests(work / "rules", manifests)
-    det = detector(metrics_port, work / "checkpoint", args.detector_arg, log_dir=work)
+    det = detector(config, work / "checkpoint", args.detector_arg, log_dir=work)
     stack = LocalStack(config, [OperatorComponent(examples_dir=rules_dir, timeout_s=300), det])
     clock = AlertClock()
     try:
@@ -252,7 +260,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         consumer = threading.Thread(target=clock.run, args=(kafka, config.topics.alerts, ready), daemon=True)
         consumer.start()
         ready.wait(30)
-        det_url = stack.env()["DETECTOR_METRICS_URL"]
+        det_urls = [stack.env()["DETECTOR_METRICS_URL"], stack.env()["DETECTOR_EVALUATOR_METRICS_URL"]]
         generator = ManagedProcess(
             "generator",
             [sys.executable, "-m", "fraudstream_generator", "--rate", str(args.rate), "--payers", str(args.payers),
@@ -267,7 +275,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         time.sleep(args.warmup_s)  # the load itself sets the pace here; nothing is being waited for
         start_ms = time.time() * 1000
         tx_start = end_offsets(kafka, config.topics.transactions)
-        metrics_start = scrape(det_url)  # one scrape: both histograms describe the same instant
+        metrics_start = scrape(det_urls)  # one scrape: both histograms describe the same instant
         hist_start = parse_histogram(metrics_start, "fraud_alert_latency_seconds")
         batches_start = parse_histogram(metrics_start, "fraud_batch_duration_seconds")
         watcher.watch(Measurement(work, work / "checkpoint", det.pid, start_ms, args.duration_s))
@@ -278,7 +286,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not any(s.transaction_ts_ms >= end_ms - 1 for s in clock.samples[-50:]):
             time.sleep(0.5)
-        metrics_end = scrape(det_url)
+        metrics_end = scrape(det_urls)
         hist_end = parse_histogram(metrics_end, "fraud_alert_latency_seconds")
         batches_end = parse_histogram(metrics_end, "fraud_batch_duration_seconds")
     finally:

@@ -75,11 +75,14 @@ kafka() {
 
 spark_jars() {
   local key="spark-kafka-$SPARK_KAFKA_CONNECTOR_VERSION-$SPARK_KAFKA_TOKEN_PROVIDER_VERSION"
+  key+="-prometheus-$PROMETHEUS_JAVA_CLIENT_VERSION"
   if stamped spark-jars "$key" && [ -d "$CACHE/spark-jars" ]; then return; fi
-  log "spark-jars: resolving spark-sql-kafka-0-10_$SCALA_BINARY_VERSION:$SPARK_KAFKA_CONNECTOR_VERSION with Maven"
+  log "spark-jars: resolving spark-sql-kafka-0-10_$SCALA_BINARY_VERSION:$SPARK_KAFKA_CONNECTOR_VERSION and Prometheus' Java client with Maven"
   maven_copy spark-kafka "$CACHE/spark-jars" \
     "org.apache.spark:spark-sql-kafka-0-10_$SCALA_BINARY_VERSION:$SPARK_KAFKA_CONNECTOR_VERSION" \
-    "=org.apache.spark:spark-token-provider-kafka-0-10_$SCALA_BINARY_VERSION:$SPARK_KAFKA_TOKEN_PROVIDER_VERSION"
+    "=org.apache.spark:spark-token-provider-kafka-0-10_$SCALA_BINARY_VERSION:$SPARK_KAFKA_TOKEN_PROVIDER_VERSION" \
+    "io.prometheus:prometheus-metrics-core:$PROMETHEUS_JAVA_CLIENT_VERSION" \
+    "io.prometheus:prometheus-metrics-exporter-httpserver:$PROMETHEUS_JAVA_CLIENT_VERSION"
   stamp spark-jars "$key"
 }
 

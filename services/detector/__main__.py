@@ -29,7 +29,7 @@ from . import metrics
 from .config import DetectorConfig, parse_config
 from .endpoints import Endpoints
 from .job import ProgressMetrics, build_query
-from .jvm_evaluator import MetricsBridge, build_jvm_query
+from .jvm_evaluator import EvaluatorProgress, build_jvm_query, evaluator_conf
 from .liveness import Liveness, Progress
 from .session import build_session
 from .sink import BatchSink
@@ -86,8 +86,10 @@ class EndOffsets:
         self._consumer.close()
 
 
-def watch(liveness: Liveness, offsets: EndOffsets, stop: threading.Event) -> None:
+def watch(liveness: Liveness, offsets: EndOffsets, evaluator: EvaluatorProgress | None, stop: threading.Event) -> None:
     while not stop.wait(WATCH_INTERVAL_S):
+        if evaluator is not None:
+            evaluator.poll()
         liveness.tick(offsets.read(), time.monotonic(), int(time.time() * 1000))
 
 
@@ -120,12 +122,18 @@ def main(argv: list[str] | None = None) -> int:
         log.error("%s", problem)
     max_request_bytes = max(limits[cfg.topics.alerts], limits[cfg.topics.dlq])
     conf = {"spark.driver.memory": cfg.driver_memory} if cfg.driver_memory else {}
+    if cfg.evaluator == "jvm":
+        conf.update(evaluator_conf(cfg))
+    else:
+        metrics.serve_evaluator_metrics()
     spark = build_session("fraudstream-detector", cfg.master, cfg.shuffle_partitions, conf)
     spark.streams.addListener(ProgressMetrics(count_input_rows=cfg.evaluator == "python"))
-    bridge = MetricsBridge(spark, cfg, progress).start() if cfg.evaluator == "jvm" else None
+    evaluator = EvaluatorProgress(spark, cfg.evaluator_metrics_port, progress) if cfg.evaluator == "jvm" else None
     sink = BatchSink(cfg.kafka, cfg.topics, max_request_bytes, progress) if cfg.evaluator == "python" else None
     offsets = EndOffsets(cfg.kafka, cfg.topics.transactions, cfg.group_id_prefix)
-    watcher = threading.Thread(target=watch, args=(liveness, offsets, stop), name="detector-watch", daemon=True)
+    watcher = threading.Thread(
+        target=watch, args=(liveness, offsets, evaluator, stop), name="detector-watch", daemon=True
+    )
     watcher.start()
     backoff_s = 1.0
     try:
@@ -152,8 +160,6 @@ def main(argv: list[str] | None = None) -> int:
             backoff_s = min(backoff_s * 2, 30.0)
     finally:
         stop.set()
-        if bridge is not None:
-            bridge.stop()
         watcher.join(timeout=WATCH_INTERVAL_S + 10)
         offsets.close()
         spark.stop()

@@ -38,6 +38,7 @@ class DetectorConfig:
     reorder_wait_ms: int = 0
     liveness_timeout_s: float = 120.0
     metrics_addr: str = "0.0.0.0"
+    evaluator_metrics_port: int = 9110
     group_id_prefix: str = DETECTOR_GROUP_PREFIX
 
     def source_options(self) -> dict[str, str]:
@@ -90,6 +91,14 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
     )
     opt("--metrics-port", "DETECTOR_METRICS_PORT", "9108", "port of /metrics, /livez and /readyz", type=int)
     opt("--metrics-addr", "DETECTOR_METRICS_ADDR", "0.0.0.0", "address /metrics, /livez and /readyz bind to")
+    opt(
+        "--evaluator-metrics-port",
+        "DETECTOR_EVALUATOR_METRICS_PORT",
+        "9110",
+        "jvm evaluator: port of the evaluation metrics each JVM that runs its tasks serves (every executor, or the "
+        "driver with a local[N] master), on every interface; 0: not served",
+        type=int,
+    )
     opt(
         "--group-id-prefix",
         "DETECTOR_GROUP_ID_PREFIX",
@@ -164,5 +173,6 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         reorder_wait_ms=args.reorder_wait_ms,
         liveness_timeout_s=args.liveness_timeout_s,
         metrics_addr=args.metrics_addr,
+        evaluator_metrics_port=args.evaluator_metrics_port,
         group_id_prefix=args.group_id_prefix,
     )

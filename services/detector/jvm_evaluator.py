@@ -1,22 +1,23 @@
-"""The JVM evaluator seen from the PySpark driver: starting its Real-time Mode query, and its metrics.
+"""The JVM evaluator seen from the PySpark driver: starting its Real-time Mode query, and reading its progress.
 
-The evaluation itself runs in the JVM (services/evaluator, package io.fraudstream.evaluator), because
-Real-time Mode admits no Python operator. Python keeps the configuration, the process lifecycle and the
-Prometheus endpoint: `MetricsBridge` drains what the JVM observed into the same metrics the Python evaluator
-feeds (metrics.record), and its progress into the liveness `Progress`.
+The evaluation itself runs in the JVM (services/evaluator, package io.fraudstream.evaluator), because Real-time Mode
+admits no Python operator, inside whichever JVMs run the query's tasks: the Spark executors, or the driver with a
+local[N] master. Each such JVM serves the evaluation metrics itself (EvaluatorMetrics.java) on the port that
+`evaluator_conf` puts in the Spark configuration; `EvaluatorProgress` reads the evaluated positions from all of them
+into the liveness `Progress`, so the driver's liveness works wherever the tasks run.
 """
 
 from __future__ import annotations
 
-import json
-import threading
+import logging
+import urllib.request
 from typing import Any
 
+from prometheus_client.parser import text_string_to_metric_families
 from py4j.java_collections import MapConverter
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
-from . import metrics
 from .config import DetectorConfig
 from .job import QUERY_NAME
 from .liveness import Progress
@@ -66,31 +67,53 @@ def records_processed(spark: SparkSession, cfg: DetectorConfig) -> int:
     return int(_jvm_package(spark).EvaluatorMetrics.of(instance_name(cfg)).recordsProcessed())
 
 
-class MetricsBridge:
-    """Drains the JVM evaluator's observations into the detector's metrics and `progress`, every `interval_s`."""
+PORT_CONF = "spark.fraudstream.evaluatorMetrics.port"
+log = logging.getLogger(__name__)
 
-    def __init__(self, spark: SparkSession, cfg: DetectorConfig, progress: Progress, interval_s: float = 0.25) -> None:
-        self._source = _jvm_package(spark).EvaluatorMetrics.of(instance_name(cfg))
+
+def evaluator_conf(cfg: DetectorConfig) -> dict[str, str]:
+    """The Spark configuration that makes every JVM running the evaluator's tasks serve its metrics on
+    `cfg.evaluator_metrics_port`, on every interface (EvaluatorMetrics.PORT_CONF)."""
+    return {PORT_CONF: str(cfg.evaluator_metrics_port)}
+
+
+def evaluated_positions(exposition: str) -> tuple[dict[int, int], int | None]:
+    """The evaluated positions in one evaluator JVM's metrics: the last offset evaluated per transactions partition,
+    and the Kafka timestamp (ms) of the newest transaction evaluated, None before any."""
+    positions: dict[int, int] = {}
+    newest_ms: int | None = None
+    for family in text_string_to_metric_families(exposition):
+        for sample in family.samples:
+            if sample.name == "fraud_evaluated_offset":
+                positions[int(sample.labels["partition"])] = int(sample.value)
+            elif sample.name == "fraud_newest_evaluated_timestamp_seconds" and sample.value > 0:
+                newest_ms = round(sample.value * 1000)
+    return positions, newest_ms
+
+
+class EvaluatorProgress:
+    """Reads the evaluated positions that every JVM of the application serves (the executors, and the driver, which
+    serves them only when its JVM runs tasks) into `progress`."""
+
+    def __init__(self, spark: SparkSession, port: int, progress: Progress, timeout_s: float = 2.0) -> None:
+        self._context = spark.sparkContext._jsc.sc()
+        self._port = port
         self._progress = progress
-        self._interval_s = interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="jvm-metrics", daemon=True)
+        self._timeout_s = timeout_s
 
-    def start(self) -> MetricsBridge:
-        self._thread.start()
-        return self
+    def hosts(self) -> list[str]:
+        """The hosts of the application's JVMs (the executors and the driver)."""
+        return sorted({str(info.host()) for info in self._context.statusTracker().getExecutorInfos()})
 
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.drain()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval_s):
-            self.drain()
-
-    def drain(self) -> None:
-        """Applies one batch of observations (see EvaluatorMetrics.drain for the document)."""
-        observed = json.loads(self._source.drain())
-        metrics.record(observed)
-        self._progress.update(observed["positions"], observed["newestEvaluatedTsMs"])
+    def poll(self) -> None:
+        """One read of every JVM's positions; a JVM that serves none (the driver of a cluster) or cannot be reached
+        just adds nothing: the liveness check reports input that waits without progress."""
+        for host in self.hosts():
+            url = f"http://{host}:{self._port}/metrics"
+            try:
+                with urllib.request.urlopen(url, timeout=self._timeout_s) as response:
+                    exposition = response.read().decode()
+            except OSError as exc:
+                log.debug("no evaluator metrics at %s: %s", url, exc)
+                continue
+            self._progress.update(*evaluated_positions(exposition))

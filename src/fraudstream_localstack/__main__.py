@@ -10,7 +10,7 @@ def _components() -> list[Component]:
     from .operator_component import OperatorComponent
 
     config = StackConfig()
-    return [OperatorComponent(), detector(config.detector_metrics_port), generator(), AlertTail()]
+    return [OperatorComponent(), detector(config), generator(), AlertTail()]
 
 
 sys.exit(main(components_factory=_components))

@@ -15,7 +15,7 @@ from fraudstream_kafka.acls import Component
 
 from .layout import LOCAL, ROOT
 from .processes import ManagedProcess, wait_for
-from .stack import LocalStack
+from .stack import LocalStack, StackConfig
 
 
 def metric_value(url: str, name: str) -> float | None:
@@ -74,23 +74,25 @@ class PythonService:
 
 
 def detector(
-    stack_metrics_port: int,
+    config: StackConfig,
     checkpoint_dir: Path = LOCAL / "checkpoints" / "detector",
     extra_args: Sequence[str] = (),
     log_dir: Path = LOCAL / "logs",
 ) -> PythonService:
-    """The Spark detector; ready once it has processed input (the rules the operator published first, so the rule
-    set is loaded): a completed micro-batch, or records seen by the JVM evaluator."""
+    """The Spark detector on `config`'s metrics ports; ready once it has processed input (the rules the operator
+    published first, so the rule set is loaded): a completed micro-batch, or records seen by the JVM evaluator."""
 
     def ready(stack: LocalStack) -> bool:
-        url = stack.env()["DETECTOR_METRICS_URL"]
-        return any(
-            (value := metric_value(url, name)) is not None and value >= 1
-            for name in ("fraud_batch_duration_seconds_count", "fraud_input_rows_total")
+        env = stack.env()
+        probes = (
+            (env["DETECTOR_METRICS_URL"], "fraud_batch_duration_seconds_count"),
+            (env["DETECTOR_EVALUATOR_METRICS_URL"], "fraud_input_rows_total"),
         )
+        return any((value := metric_value(url, name)) is not None and value >= 1 for url, name in probes)
 
     # The JVM evaluator keeps recent windows decoded on the heap; 4 GiB keeps the benchmark's working set there.
-    args = ["--metrics-port", str(stack_metrics_port), "--checkpoint-dir", str(checkpoint_dir)]
+    args = ["--metrics-port", str(config.detector_metrics_port), "--checkpoint-dir", str(checkpoint_dir)]
+    args += ["--evaluator-metrics-port", str(config.detector_evaluator_metrics_port)]
     args += ["--driver-memory", "4g", *extra_args]
     return PythonService("detector", "fraudstream_detector", Component.DETECTOR, args, ready, log_dir=log_dir)
 

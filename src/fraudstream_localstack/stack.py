@@ -50,6 +50,7 @@ class StackConfig:
     topics: Topics = field(default_factory=Topics.from_env)
     detector_metrics_port: int = 9108
     operator_metrics_port: int = 9109
+    detector_evaluator_metrics_port: int = 9110
     kubeconfig: Path = LOCAL / "kubeconfig"
     kafka_security: KafkaSecurity = KafkaSecurity.PLAINTEXT
     security_dir: Path = LOCAL / "kafka-security"
@@ -64,6 +65,7 @@ class StackConfig:
             "kube_ports": KubePorts.free(),
             "detector_metrics_port": free_port(),
             "operator_metrics_port": free_port(),
+            "detector_evaluator_metrics_port": free_port(),
             "kubeconfig": root / "kubeconfig",
             "security_dir": root / "kafka-security",
         }
@@ -113,6 +115,7 @@ class LocalStack:
             **extra,
             "KUBECONFIG": str(self.kube.kubeconfig),
             "DETECTOR_METRICS_URL": f"http://127.0.0.1:{self.config.detector_metrics_port}/metrics",
+            "DETECTOR_EVALUATOR_METRICS_URL": f"http://127.0.0.1:{self.config.detector_evaluator_metrics_port}/metrics",
             "OPERATOR_METRICS_URL": f"http://127.0.0.1:{self.config.operator_metrics_port}/metrics",
             **self.config.topics.as_env(),
         }

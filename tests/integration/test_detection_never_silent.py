@@ -30,7 +30,7 @@ from fraudstream_rules.dead_letters import MAX_DETAIL_BYTES
 from fraudstream_rules.exceptions import InvalidTransactionError, RejectedRuleMessageError
 from fraudstream_rules.model import parse_rule_message
 from fraudstream_rules.transactions import parse_transaction
-from tests.integration.detector.harness import Script, detector_process, sample
+from tests.integration.detector.harness import DetectorEndpoints, Script, detector_process, sample
 from tests.integration.operator.harness import operator_in_new_namespace
 from tests.kafka_helpers import consume_until, produce
 from tests.unit.rules import oracle
@@ -71,7 +71,7 @@ class Stack:
     kubeconfig: Path
     namespace: str
     detector: ManagedProcess
-    detector_url: str
+    detector_url: DetectorEndpoints
     work: Path
 
     def apply(self, name: str, spec: dict[str, Any]) -> None:

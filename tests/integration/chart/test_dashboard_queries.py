@@ -25,8 +25,6 @@ import pytest
 import yaml
 
 from fraudstream_localstack.components import detector, generator
-from fraudstream_localstack.kafka import KafkaPorts
-from fraudstream_localstack.kube import KubePorts
 from fraudstream_localstack.operator_component import OperatorComponent, is_ready, kubectl
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
 from fraudstream_localstack.stack import LocalStack, StackConfig
@@ -71,7 +69,7 @@ QUIET_ALERTS = {
 class Prometheus:
     """Debian's prometheus binary on a free port, a temporary TSDB, a 1 s scrape interval."""
 
-    def __init__(self, work_dir: Path, targets: dict[str, str]) -> None:
+    def __init__(self, work_dir: Path, targets: dict[str, list[str]]) -> None:
         binary = shutil.which("prometheus")
         assert binary, "the prometheus server is missing: run `make install` (scripts/provision.sh monitoring)"
         self.port = free_port()
@@ -81,9 +79,9 @@ class Prometheus:
             "scrape_configs": [
                 {
                     "job_name": job,
-                    "static_configs": [{"targets": [target], "labels": {"namespace": NAMESPACE, "pod": job}}],
+                    "static_configs": [{"targets": hosts, "labels": {"namespace": NAMESPACE, "pod": job}}],
                 }
-                for job, target in targets.items()
+                for job, hosts in targets.items()
             ],
         }
         config_file = work_dir / "prometheus.yml"
@@ -139,21 +137,14 @@ class Prometheus:
 def running_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     """The local stack on free ports, with its kubeconfig and logs in a temporary directory."""
     work = tmp_path_factory.mktemp("stack")
-    detector_port, operator_port = free_port(), free_port()
+    # Its kubeconfig is never `make up`'s .local/kubeconfig: a developer's stack may be running.
+    config = StackConfig.isolated(work)
     components = [
         OperatorComponent(),
         # Short Real-time Mode batches, so that the batch-duration panels have data within the test's deadline.
-        detector(detector_port, work / "checkpoint", ["--checkpoint-interval", "10 seconds"], log_dir=work),
+        detector(config, work / "checkpoint", ["--checkpoint-interval", "10 seconds"], log_dir=work),
         generator(rate=50, log_dir=work),
     ]
-    config = StackConfig(
-        data_dir=work / "data",
-        kafka_ports=KafkaPorts.free(),
-        kube_ports=KubePorts.free(),
-        detector_metrics_port=detector_port,
-        operator_metrics_port=operator_port,
-        kubeconfig=work / "kubeconfig",  # never `make up`'s .local/kubeconfig: a developer's stack may be running
-    )
     stack = LocalStack(config, components)
     try:
         stack.start()
@@ -178,19 +169,25 @@ def provoke_failures(stack: LocalStack, work: Path) -> None:
     produce(stack.kafka_settings, stack.config.topics.transactions, [(b"bad", b"not json")] * 3)
 
 
+def host(metrics_url: str) -> str:
+    """host:port of a /metrics URL, as a scrape target."""
+    return metrics_url.removeprefix("http://").removesuffix("/metrics")
+
+
 @pytest.fixture(scope="module")
 def prometheus(running_stack: LocalStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
     """Prometheus scraping the stack with the chart's rules; failures provoked once it has scraped every target
     (so that counters are seen at zero before they rise)."""
     env = running_stack.env()
     targets = {
-        "fraudstream-detector": env["DETECTOR_METRICS_URL"].removeprefix("http://").removesuffix("/metrics"),
-        "fraudstream-operator": env["OPERATOR_METRICS_URL"].removeprefix("http://").removesuffix("/metrics"),
+        # The driver's query metrics and the evaluation metrics its JVM serves (its tasks run in it here).
+        "fraudstream-detector": [host(env["DETECTOR_METRICS_URL"]), host(env["DETECTOR_EVALUATOR_METRICS_URL"])],
+        "fraudstream-operator": [host(env["OPERATOR_METRICS_URL"])],
     }
     work = tmp_path_factory.mktemp("prometheus")
     server = Prometheus(work, targets).start()
     try:
-        wait_for(server.targets_up, 30, "both scrape targets up", interval_s=0.5)
+        wait_for(server.targets_up, 30, "every scrape target up", interval_s=0.5)
         provoke_failures(running_stack, work)
         yield server
     finally:

@@ -127,6 +127,19 @@ def running_detector(spark: Any, config: DetectorConfig) -> Iterator[RunningDete
         query.stop()
 
 
+@dataclass(frozen=True)
+class DetectorEndpoints:
+    """Where a detector process answers: `base` serves /livez, /readyz and the driver's /metrics; `evaluator_metrics`
+    is the /metrics of the JVM evaluator (None with the Python evaluator, whose metrics the driver serves)."""
+
+    base: str
+    evaluator_metrics: str | None
+
+    @property
+    def metrics_urls(self) -> list[str]:
+        return [f"{self.base}/metrics", *([self.evaluator_metrics] if self.evaluator_metrics else [])]
+
+
 def detector_process(
     kafka: KafkaSettings,
     topics: Topics,
@@ -134,27 +147,34 @@ def detector_process(
     log: Path,
     evaluator: str = "jvm",
     extra_args: Sequence[str] = (),
-) -> tuple[ManagedProcess, str]:
-    """`python -m fraudstream_detector` against `topics`, reading transactions from the beginning; the process and the
-    base URL of its HTTP endpoints (/metrics, /livez, /readyz)."""
-    port = free_port()
+) -> tuple[ManagedProcess, DetectorEndpoints]:
+    """`python -m fraudstream_detector` against `topics`, reading transactions from the beginning, with its HTTP
+    endpoints on free ports."""
+    port, evaluator_port = free_port(), free_port()
     argv = [sys.executable, "-m", "fraudstream_detector", "--checkpoint-dir", str(checkpoint)]
-    argv += ["--metrics-port", str(port), "--starting-offsets", "earliest", "--evaluator", evaluator, *extra_args]
+    argv += ["--metrics-port", str(port), "--starting-offsets", "earliest", "--evaluator", evaluator]
+    if evaluator == "jvm":
+        argv += ["--evaluator-metrics-port", str(evaluator_port)]
     env = {**kafka.as_env(), **topics.as_env()}
-    return ManagedProcess("detector", argv, log, env=env).start(), f"http://127.0.0.1:{port}"
+    endpoints = DetectorEndpoints(
+        f"http://127.0.0.1:{port}", f"http://127.0.0.1:{evaluator_port}/metrics" if evaluator == "jvm" else None
+    )
+    return ManagedProcess("detector", [*argv, *extra_args], log, env=env).start(), endpoints
 
 
-def scrape(base_url: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    """Every sample the endpoint serves, by (name, labels)."""
-    with urllib.request.urlopen(f"{base_url}/metrics", timeout=5) as response:
-        text = response.read().decode()
-    return {
-        (sample.name, frozenset(sample.labels.items())): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
+def scrape(endpoints: DetectorEndpoints) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """Every sample the detector serves, by (name, labels), summed over its endpoints (as PromQL's `sum`)."""
+    samples: dict[tuple[str, frozenset[tuple[str, str]]], float] = {}
+    for url in endpoints.metrics_urls:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            text = response.read().decode()
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                key = (sample.name, frozenset(sample.labels.items()))
+                samples[key] = samples.get(key, 0.0) + sample.value
+    return samples
 
 
-def sample(base_url: str, name: str, **labels: str) -> float:
-    """One sample's value (0 when the endpoint does not serve it yet)."""
-    return scrape(base_url).get((name, frozenset(labels.items())), 0.0)
+def sample(endpoints: DetectorEndpoints, name: str, **labels: str) -> float:
+    """One sample's value (0 when the detector does not serve it yet)."""
+    return scrape(endpoints).get((name, frozenset(labels.items())), 0.0)

@@ -24,7 +24,7 @@ from fraudstream_localstack.components import detector, generator, metric_value
 from fraudstream_localstack.kafka_security import ADMIN, COMPONENT_USERS, KafkaSecurity
 from fraudstream_localstack.layout import ROOT, write_env_file
 from fraudstream_localstack.operator_component import OperatorComponent
-from fraudstream_localstack.processes import free_port, wait_for
+from fraudstream_localstack.processes import wait_for
 from fraudstream_localstack.stack import LocalStack, StackConfig
 
 pytestmark = pytest.mark.integration
@@ -41,15 +41,14 @@ def acls_on_broker(stack: LocalStack) -> set[tuple[object, ...]]:
 
 
 def test_the_whole_local_stack_runs_secured_each_component_as_its_own_principal(tmp_path: Path) -> None:
-    detector_port = free_port()
-    config = StackConfig.isolated(tmp_path, detector_metrics_port=detector_port, kafka_security=KafkaSecurity.SASL_SSL)
-    components = [OperatorComponent(), detector(detector_port, tmp_path / "checkpoint", log_dir=tmp_path),
+    config = StackConfig.isolated(tmp_path, kafka_security=KafkaSecurity.SASL_SSL)
+    components = [OperatorComponent(), detector(config, tmp_path / "checkpoint", log_dir=tmp_path),
                   generator(rate=50, log_dir=tmp_path)]  # fmt: skip
     stack = LocalStack(config, components)
     try:
         stack.start()
         # The generator writes as its principal, the detector reads as its own: transactions get evaluated.
-        detector_url = stack.env()["DETECTOR_METRICS_URL"]
+        detector_url = stack.env()["DETECTOR_EVALUATOR_METRICS_URL"]
         wait_for(lambda: metric_value(detector_url, EVALUATED) or None, 120, "generated transactions evaluated", 0.5)
         on_broker = acls_on_broker(stack)
         write_env_file(tmp_path / "stack.env", stack.env())

@@ -21,7 +21,7 @@ from fraudstream_localstack.kafka_security import ADMIN, NOBODY, KafkaSecurity
 from fraudstream_localstack.kube import KubeControlPlane
 from fraudstream_localstack.operator_component import is_ready, kubectl
 from fraudstream_localstack.processes import ManagedProcess, wait_for
-from tests.integration.detector.harness import detector_process, sample
+from tests.integration.detector.harness import DetectorEndpoints, detector_process, sample
 from tests.integration.operator.harness import BIG_SPENDER_MANIFEST, liveness_answer, operator_in_new_namespace
 from tests.integration.security.harness import produce_one, secure_topics
 from tests.kafka_helpers import consume_until, produce
@@ -41,7 +41,7 @@ class SecuredPipeline:
     mode: KafkaSecurity
     topics: Topics
     namespace: str
-    detector_url: str
+    detector_url: DetectorEndpoints
 
     def settings(self, user: str) -> KafkaSettings:
         return self.broker.settings(user, self.mode)
@@ -93,7 +93,7 @@ def pipeline(
 
         def query_running() -> bool:
             running.check_alive()
-            with urllib.request.urlopen(f"{url}/readyz", timeout=2) as response:
+            with urllib.request.urlopen(f"{url.base}/readyz", timeout=2) as response:
                 return bool(response.status == 200)
 
         wait_for(query_running, 240, "the detector's query running", interval_s=0.5)

@@ -43,6 +43,12 @@ def test_histogram_quantile_interpolates_within_the_bucket_between_two_scrapes()
     assert math.isnan(histogram_quantile(0.5, after, after))
 
 
+def test_a_histogram_served_by_several_endpoints_is_summed_per_bucket() -> None:
+    executor = 'fraud_alert_latency_seconds_bucket{le="0.1"} 3\nfraud_alert_latency_seconds_bucket{le="+Inf"} 4'
+    other = 'fraud_alert_latency_seconds_bucket{le="0.1"} 1.0\nfraud_alert_latency_seconds_bucket{le="+Inf"} 2.0'
+    assert parse_histogram(f"{executor}\n{other}", "fraud_alert_latency_seconds") == {0.1: 4.0, math.inf: 6.0}
+
+
 @pytest.mark.parametrize(
     ("reported", "measured", "expected"),
     [(100.0, 100.0, True), (119.9, 100.0, True), (80.0, 100.0, True), (121.0, 100.0, False),

@@ -1,64 +1,35 @@
-"""Observations (the JVM's drain document, or the Python evaluator's) become the detector's Prometheus metrics."""
+"""What the driver reads of the JVM evaluator's progress from the metrics each evaluating JVM serves."""
 
 from __future__ import annotations
 
-from prometheus_client import REGISTRY
+from fraudstream_detector.config import parse_config
+from fraudstream_detector.jvm_evaluator import PORT_CONF, evaluated_positions, evaluator_conf
 
-from fraudstream_detector import metrics
-
-
-def _sample(name: str, labels: dict[str, str] | None = None) -> float:
-    value = REGISTRY.get_sample_value(name, labels or {})
-    return 0.0 if value is None else value
-
-
-def test_observations_feed_every_metric() -> None:
-    probes = {
-        "count": ("fraud_alert_latency_seconds_count", None),
-        "le_0.1": ("fraud_alert_latency_seconds_bucket", {"le": "0.1"}),
-        "alerts": ("fraud_alerts_total", {"rule_id": "ns/bridge"}),
-        "evaluated": ("fraud_transactions_total", {"outcome": "evaluated"}),
-        "future": ("fraud_transactions_total", {"outcome": "future"}),
-        "late": ("fraud_transactions_total", {"outcome": "late"}),
-        "dlq": ("fraud_dlq_records_total", {"error": "unwritable"}),
-        "applied": ("fraud_rule_applied_total", {"rule_id": "ns/bridge"}),
-        "skipped": ("fraud_rule_skipped_total", {"rule_id": "ns/bridge", "reason": "missing"}),
-        "rejected": ("fraud_rule_messages_rejected_total", {"reason": "unsupported-version"}),
-        "ooo": ("fraud_out_of_order_total", None),
-        "rows": ("fraud_input_rows_total", None),
-    }
-    before = {key: _sample(name, labels) for key, (name, labels) in probes.items()}
-    metrics.record(
-        {
-            "alerts": [["ns/bridge", 40], ["ns/bridge", 250]],
-            "transactions": {"evaluated": 7, "invalid": 1, "future": 3, "late": 2},
-            "outOfOrder": 4,
-            "dlq": {"unwritable": 1},
-            "applied": {"ns/bridge": 5},
-            "skipped": [["ns/bridge", "missing", 2]],
-            "ruleMessagesRejected": {"unsupported-version": 1},
-            "records": 9,
-            "activeRules": 3,
-        }
-    )
-    deltas = {key: _sample(name, labels) - before[key] for key, (name, labels) in probes.items()}
-    assert deltas == {
-        "count": 2, "le_0.1": 1, "alerts": 2, "evaluated": 7, "future": 3, "late": 2, "dlq": 1, "applied": 5,
-        "skipped": 2, "rejected": 1, "ooo": 4, "rows": 9,
-    }  # fmt: skip
-    assert _sample("fraud_active_rules") == 3
+# As Prometheus' Java client writes it (EvaluatorMetrics.java); the JVM side is checked end to end by the executor test.
+EXPOSITION = """\
+# HELP fraud_evaluated_offset The last offset evaluated in each transactions partition
+# TYPE fraud_evaluated_offset gauge
+fraud_evaluated_offset{partition="0"} 41.0
+fraud_evaluated_offset{partition="3"} 7.0
+# HELP fraud_newest_evaluated_timestamp_seconds The Kafka timestamp of the newest transaction evaluated
+# TYPE fraud_newest_evaluated_timestamp_seconds gauge
+fraud_newest_evaluated_timestamp_seconds 1.700000000123E9
+# HELP fraud_alerts_total Alerts written to the alerts topic
+# TYPE fraud_alerts_total counter
+fraud_alerts_total{rule_id="ns/a"} 2.0
+"""
 
 
-def test_an_unknown_rule_count_leaves_the_gauge_alone() -> None:
-    metrics.record({"activeRules": 5})
-    metrics.record({"activeRules": -1})
-    assert _sample("fraud_active_rules") == 5
+def test_positions_and_the_newest_timestamp_are_read_from_the_exposition() -> None:
+    assert evaluated_positions(EXPOSITION) == ({0: 41, 3: 7}, 1_700_000_000_123)
 
 
-def test_every_outcome_error_and_reason_is_exported_before_it_happens() -> None:
-    for outcome in metrics.OUTCOMES:
-        assert REGISTRY.get_sample_value("fraud_transactions_total", {"outcome": outcome}) is not None
-    for error in metrics.DLQ_ERRORS:
-        assert REGISTRY.get_sample_value("fraud_dlq_records_total", {"error": error}) is not None
-    for reason in metrics.RULE_MESSAGE_REASONS:
-        assert REGISTRY.get_sample_value("fraud_rule_messages_rejected_total", {"reason": reason}) is not None
+def test_a_jvm_that_evaluated_nothing_reports_no_position() -> None:
+    idle = "# TYPE fraud_newest_evaluated_timestamp_seconds gauge\nfraud_newest_evaluated_timestamp_seconds 0.0\n"
+    assert evaluated_positions(idle) == ({}, None)
+
+
+def test_the_spark_configuration_names_the_port_every_evaluating_jvm_serves_on() -> None:
+    cfg = parse_config(["--evaluator-metrics-port", "9300"], env={})
+    assert evaluator_conf(cfg) == {PORT_CONF: "9300"}
+    assert parse_config([], env={}).evaluator_metrics_port == 9110

@@ -1,55 +1,169 @@
 package io.fraudstream.evaluator.spark;
 
-import io.fraudstream.evaluator.core.Json;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.core.metrics.Info;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * What the JVM evaluator of one detector instance observed since the driver last asked.
+ * The detector's evaluation metrics (CONTRACT section 7), kept and served by every JVM that runs the evaluator's tasks:
+ * each Spark executor, or the driver with a {@code local[N]} master.
  *
- * <p>Contract: every acknowledged alert is reported exactly once by {@link #drain()}, with its rule id and its
- * latency (acknowledgement time minus the transaction's Kafka timestamp); counters are reported as deltas; the
- * evaluated positions (the last offset evaluated per transactions partition) and the Kafka timestamp of the newest
- * transaction evaluated as current values. The Python driver turns these into the detector's Prometheus metrics, so
- * there is one definition of every metric. Instances live in the JVM that runs the evaluator's tasks.
+ * <p>Contract: one instance per detector (named by its checkpoint location) and JVM, with its own Prometheus
+ * registry. The first instance a task asks for serves its registry with Prometheus' Java client on the port that the
+ * Spark configuration {@value #PORT_CONF} gives, on every interface (as Spark's own executor ports), when that port is
+ * above zero; a detector runs one query per JVM, so that instance is the detector's. Counters only grow, so Prometheus
+ * sums them across executors ({@code sum by (le)} for the latency histogram). Besides the contract's metrics it
+ * serves the detector's progress, which the driver reads from every executor for its liveness: the last offset
+ * evaluated per transactions partition ({@code fraud_evaluated_offset}) and the Kafka timestamp of the newest
+ * transaction evaluated ({@code fraud_newest_evaluated_timestamp_seconds}).
  */
 public final class EvaluatorMetrics {
+  /** The Spark configuration key of the port the evaluator's metrics are served on (0 or absent: not served). */
+  public static final String PORT_CONF = "spark.fraudstream.evaluatorMetrics.port";
+
+  /** Fine up to 500 ms, where the budget is; the Python evaluator's metrics.LATENCY_BUCKETS_S are the same. */
+  static final double[] LATENCY_BUCKETS_S = {
+    0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45,
+    0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 120.0,
+  };
+
+  private static final Logger LOG = LoggerFactory.getLogger(EvaluatorMetrics.class);
   private static final Map<String, EvaluatorMetrics> INSTANCES = new ConcurrentHashMap<>();
+  private static volatile boolean serveTried;
 
-  private record Acknowledged(String ruleId, long latencyMs) {}
-
-  private final ConcurrentLinkedQueue<Acknowledged> alerts = new ConcurrentLinkedQueue<>();
-  private final Map<String, LongAdder> transactions = new ConcurrentHashMap<>();
-  private final LongAdder outOfOrder = new LongAdder();
-  private final Map<String, LongAdder> dlqByError = new ConcurrentHashMap<>();
-  private final Map<String, LongAdder> appliedByRule = new ConcurrentHashMap<>();
-  private final Map<String, LongAdder> skippedByRuleAndReason = new ConcurrentHashMap<>();
-  private final Map<String, LongAdder> ruleMessagesRejected = new ConcurrentHashMap<>();
+  private final PrometheusRegistry registry = new PrometheusRegistry();
+  private final Histogram alertLatency =
+      Histogram.builder()
+          .name("fraud_alert_latency_seconds")
+          .help("Alert acknowledged by the alerts topic minus the transaction's Kafka timestamp")
+          .classicOnly()
+          .classicUpperBounds(LATENCY_BUCKETS_S)
+          .register(registry);
+  private final Counter alerts =
+      counter("fraud_alerts", "Alerts written to the alerts topic", "rule_id");
+  private final Counter transactions =
+      counter(
+          "fraud_transactions",
+          "Transactions by outcome: evaluated, invalid (dead-lettered as unparseable or invalid), future; late counts"
+              + " those late for at least one key group (other key groups may still have evaluated them)",
+          "outcome");
+  private final Counter dlq =
+      counter(
+          "fraud_dlq_records",
+          "Records written to the DLQ by error; unwritable: outputs Kafka refused for good",
+          "error");
+  private final Counter applied =
+      counter("fraud_rule_applied", "Transactions each ACTIVE rule applied to (evaluated or skipped)", "rule_id");
+  private final Counter skipped =
+      counter(
+          "fraud_rule_skipped",
+          "Transactions a rule applied to but skipped: its aggregate field missing, non-numeric or out of range",
+          "rule_id",
+          "reason");
+  private final Counter ruleMessagesRejected =
+      counter("fraud_rule_messages_rejected", "Rules-topic records the detector could not apply, by reason", "reason");
+  private final Counter outOfOrder =
+      counter(
+          "fraud_out_of_order",
+          "Transactions evaluated after one of their group's transactions with a later ingestion time");
+  private final Counter inputRows = counter("fraud_input_rows", "Kafka records read (transactions and rule messages)");
+  private final Gauge activeRules =
+      Gauge.builder().name("fraud_active_rules").help("ACTIVE rules in the detector's rule set").register(registry);
+  private final Gauge evaluatedOffset =
+      Gauge.builder()
+          .name("fraud_evaluated_offset")
+          .help("The last offset evaluated in each transactions partition")
+          .labelNames("partition")
+          .register(registry);
+  private final Gauge newestEvaluated =
+      Gauge.builder()
+          .name("fraud_newest_evaluated_timestamp_seconds")
+          .help("The Kafka timestamp of the newest transaction evaluated")
+          .register(registry);
   private final Map<Integer, Long> positions = new ConcurrentHashMap<>();
-  private final AtomicLong newestEvaluatedTsMs = new AtomicLong(-1);
-  private final AtomicInteger activeRules = new AtomicInteger(-1);
   private final LongAdder recordsProcessed = new LongAdder();
-  private long recordsDrained;
+  private long newestEvaluatedTsMs = -1;
 
-  private EvaluatorMetrics() {}
+  private EvaluatorMetrics() {
+    for (String outcome : new String[] {"evaluated", "invalid", "late", "future"}) {
+      transactions.labelValues(outcome);
+    }
+    for (String error : new String[] {"unparseable", "invalid", "late", "future", "unwritable"}) {
+      dlq.labelValues(error);
+    }
+    for (String reason : new String[] {"unparseable", "invalid", "key-mismatch", "unsupported-version"}) {
+      ruleMessagesRejected.labelValues(reason);
+    }
+    Info.builder()
+        .name("fraud_evaluator_info")
+        .help("The Spark executor whose JVM serves these metrics (\"driver\" with a local[N] master)")
+        .labelNames("executor_id")
+        .register(registry)
+        .setLabelValues(executorId());
+  }
 
-  /** The metrics of the detector instance named {@code instance} (its checkpoint location). */
+  private Counter counter(String name, String help, String... labels) {
+    return Counter.builder().name(name).help(help).labelNames(labels).register(registry);
+  }
+
+  /**
+   * The metrics of the detector instance named {@code instance} (its checkpoint location) in this JVM; the first
+   * instance also starts serving them when the Spark configuration asks for it (see the class comment).
+   */
   public static EvaluatorMetrics of(String instance) {
-    return INSTANCES.computeIfAbsent(instance, name -> new EvaluatorMetrics());
+    EvaluatorMetrics metrics = INSTANCES.computeIfAbsent(instance, name -> new EvaluatorMetrics());
+    // Only a task's JVM serves: the driver also initializes the processors (for their state schema), and with
+    // executors it must leave the port to them.
+    if (!serveTried && TaskContext.get() != null) {
+      serve(instance, metrics);
+    }
+    return metrics;
+  }
+
+  private static synchronized void serve(String instance, EvaluatorMetrics metrics) {
+    if (serveTried) {
+      return;
+    }
+    serveTried = true;
+    SparkConf conf = SparkEnv.get() == null ? null : SparkEnv.get().conf();
+    int port = conf == null ? 0 : conf.getInt(PORT_CONF, 0);
+    if (port <= 0) {
+      return;
+    }
+    try {
+      HTTPServer.builder().port(port).registry(metrics.registry).buildAndStart();
+      LOG.info("serving the evaluator's metrics of {} on port {}", instance, port);
+    } catch (IOException e) {
+      // The driver's liveness then sees no progress from this JVM, and says so.
+      LOG.error("cannot serve the evaluator's metrics on port {}: {}", port, e.toString());
+    }
+  }
+
+  private static String executorId() {
+    return SparkEnv.get() == null ? "none" : SparkEnv.get().executorId();
   }
 
   void alertAcknowledged(String ruleId, long latencyMs) {
-    alerts.add(new Acknowledged(ruleId, latencyMs));
+    alertLatency.observe(latencyMs / 1000.0);
+    alerts.labelValues(ruleId).inc();
   }
 
   /** Transactions by outcome: evaluated, invalid, future (late is {@link #late}). */
   void transactions(String outcome, long count) {
     if (count > 0) {
-      transactions.computeIfAbsent(outcome, key -> new LongAdder()).add(count);
+      transactions.labelValues(outcome).inc(count);
     }
   }
 
@@ -58,30 +172,34 @@ public final class EvaluatorMetrics {
   }
 
   void outOfOrder() {
-    outOfOrder.increment();
+    outOfOrder.inc();
   }
 
   /** One DLQ record written (or, for error "unwritable", one output Kafka refused for good). */
   void dlq(String error) {
-    dlqByError.computeIfAbsent(error, key -> new LongAdder()).increment();
+    dlq.labelValues(error).inc();
   }
 
   void ruleApplied(String ruleId) {
-    appliedByRule.computeIfAbsent(ruleId, key -> new LongAdder()).increment();
+    applied.labelValues(ruleId).inc();
   }
 
   void ruleSkipped(String ruleId, String reason) {
-    skippedByRuleAndReason.computeIfAbsent(ruleId + '\u0000' + reason, key -> new LongAdder()).increment();
+    skipped.labelValues(ruleId, reason).inc();
   }
 
   void ruleMessageRejected(String reason) {
-    ruleMessagesRejected.computeIfAbsent(reason, key -> new LongAdder()).increment();
+    ruleMessagesRejected.labelValues(reason).inc();
   }
 
   /** A transaction was evaluated: the last offset evaluated in its partition, and its Kafka timestamp. */
-  void evaluatedAt(int partition, long offset, long timestampMs) {
-    positions.merge(partition, offset, Math::max);
-    newestEvaluatedTsMs.accumulateAndGet(timestampMs, Math::max);
+  synchronized void evaluatedAt(int partition, long offset, long timestampMs) {
+    long position = positions.merge(partition, offset, Math::max);
+    evaluatedOffset.labelValues(Integer.toString(partition)).set(position);
+    if (timestampMs > newestEvaluatedTsMs) {
+      newestEvaluatedTsMs = timestampMs;
+      newestEvaluated.set(timestampMs / 1000.0);
+    }
   }
 
   void activeRules(int count) {
@@ -90,83 +208,16 @@ public final class EvaluatorMetrics {
 
   void recordsProcessed(long count) {
     recordsProcessed.add(count);
+    inputRows.inc(count);
   }
 
-  /** Input records (rule messages and transactions) bucket 0 has processed so far; never reset. */
+  /** Input records (rule messages and transactions) bucket 0 has processed in this JVM so far; never reset. */
   public long recordsProcessed() {
     return recordsProcessed.sum();
   }
 
-  /**
-   * Everything observed since the previous call, as compact JSON: {@code {"alerts": [[ruleId, latencyMs]...],
-   * "transactions": {outcome: n}, "outOfOrder": n, "dlq": {error: n}, "applied": {ruleId: n}, "skipped": [[ruleId,
-   * reason, n]...], "ruleMessagesRejected": {reason: n}, "records": n, "activeRules": n or -1 if unknown,
-   * "positions": {partition: offset}, "newestEvaluatedTsMs": ms or -1}}.
-   */
-  public synchronized String drain() {
-    StringBuilder json = new StringBuilder("{\"alerts\":[");
-    Acknowledged alert;
-    boolean firstAlert = true;
-    while ((alert = alerts.poll()) != null) {
-      if (!firstAlert) {
-        json.append(',');
-      }
-      firstAlert = false;
-      json.append('[').append(quote(alert.ruleId())).append(',').append(alert.latencyMs()).append(']');
-    }
-    json.append("],\"transactions\":");
-    appendCounts(transactions, json);
-    json.append(",\"outOfOrder\":").append(outOfOrder.sumThenReset());
-    json.append(",\"dlq\":");
-    appendCounts(dlqByError, json);
-    json.append(",\"applied\":");
-    appendCounts(appliedByRule, json);
-    json.append(",\"skipped\":[");
-    boolean first = true;
-    for (Map.Entry<String, LongAdder> entry : skippedByRuleAndReason.entrySet()) {
-      long count = entry.getValue().sumThenReset();
-      if (count == 0) {
-        continue;
-      }
-      int separator = entry.getKey().indexOf('\u0000');
-      json.append(first ? "" : ",").append('[').append(quote(entry.getKey().substring(0, separator)));
-      json.append(',').append(quote(entry.getKey().substring(separator + 1))).append(',').append(count);
-      json.append(']');
-      first = false;
-    }
-    json.append("],\"ruleMessagesRejected\":");
-    appendCounts(ruleMessagesRejected, json);
-    long records = recordsProcessed.sum();
-    json.append(",\"records\":").append(records - recordsDrained);
-    recordsDrained = records;
-    json.append(",\"activeRules\":").append(activeRules.get());
-    json.append(",\"positions\":{");
-    first = true;
-    for (Map.Entry<Integer, Long> entry : positions.entrySet()) {
-      json.append(first ? "" : ",").append('"').append(entry.getKey()).append("\":").append(entry.getValue());
-      first = false;
-    }
-    json.append("},\"newestEvaluatedTsMs\":").append(newestEvaluatedTsMs.get()).append('}');
-    return json.toString();
-  }
-
-  private static String quote(String text) {
-    StringBuilder out = new StringBuilder(text.length() + 2);
-    Json.quote(text, false, out);
-    return out.toString();
-  }
-
-  private static void appendCounts(Map<String, LongAdder> counts, StringBuilder json) {
-    json.append('{');
-    boolean first = true;
-    for (Map.Entry<String, LongAdder> entry : counts.entrySet()) {
-      long count = entry.getValue().sumThenReset();
-      if (count == 0) {
-        continue;
-      }
-      json.append(first ? "" : ",").append(quote(entry.getKey())).append(':').append(count);
-      first = false;
-    }
-    json.append('}');
+  /** The registry this instance's metrics are in (what its JVM serves, when it serves them). */
+  PrometheusRegistry registry() {
+    return registry;
   }
 }

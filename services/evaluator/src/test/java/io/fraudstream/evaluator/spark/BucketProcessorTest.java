@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fraudstream.evaluator.core.Engine;
 import io.fraudstream.evaluator.core.Json;
 import io.fraudstream.evaluator.core.JsonValueException;
-import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -58,12 +57,8 @@ class BucketProcessorTest {
     return Arrays.stream(records).map(record -> Records.row(record, bucket)).toList();
   }
 
-  private Map<?, ?> metrics() throws JsonValueException {
-    return (Map<?, ?>) Json.parse(EvaluatorMetrics.of(instance).drain());
-  }
-
-  private static Object count(long n) {
-    return BigInteger.valueOf(n);
+  private MetricValues metrics() {
+    return new MetricValues(EvaluatorMetrics.of(instance));
   }
 
   /** "ALERT ruleId transactionId", "DLQ error", "LATE", "OUT_OF_ORDER" with the source offset: what a row is about. */
@@ -102,11 +97,15 @@ class BucketProcessorTest {
       byte[] engine = tester.value("engine", bucket);
       assertEquals(1, Engine.fromBytes(engine).activeRuleCount(), "bucket " + bucket + " holds the rule set");
     }
-    Map<?, ?> metrics = metrics();
-    assertEquals(Map.of("evaluated", count(4)), metrics.get("transactions"), "bucket 0 alone counts transactions");
-    assertEquals(Map.of("ns/count", count(4)), metrics.get("applied"), "each in the bucket that owns its group");
-    assertEquals(count(5), metrics.get("records"));
-    assertEquals(count(1), metrics.get("activeRules"));
+    MetricValues metrics = metrics();
+    assertEquals(
+        Map.of("evaluated", 4.0), metrics.by("fraud_transactions", "outcome"), "bucket 0 alone counts transactions");
+    assertEquals(
+        Map.of("ns/count", 4.0), metrics.by("fraud_rule_applied", "rule_id"), "each in the bucket that owns its group");
+    assertEquals(5.0, metrics.of("fraud_input_rows"));
+    assertEquals(5, EvaluatorMetrics.of(instance).recordsProcessed());
+    assertEquals(1.0, metrics.of("fraud_active_rules"));
+    assertEquals(Map.of("0", 3.0), metrics.by("fraud_evaluated_offset", "partition"), "the last offset evaluated");
   }
 
   @Test
@@ -123,7 +122,7 @@ class BucketProcessorTest {
     assertEquals("not json", new String(dlq.get(0).value(), StandardCharsets.UTF_8), "the original bytes");
     assertEquals(List.of(), tester.test(1, rows(1, records)));
     assertEquals(
-        Map.of("invalid", count(1), "future", count(1), "evaluated", count(1)), metrics().get("transactions"));
+        Map.of("invalid", 1.0, "future", 1.0, "evaluated", 1.0), metrics().by("fraud_transactions", "outcome"));
   }
 
   @Test
@@ -160,7 +159,7 @@ class BucketProcessorTest {
     };
     assertEquals(List.of("ALERT ns/count t1 @0:0"), described(tester.test(0, rows(0, records))));
     assertEquals(List.of("ALERT ns/count t2 @0:1"), described(tester.test(1, rows(1, records))));
-    assertEquals(Map.of("unparseable", count(1)), metrics().get("ruleMessagesRejected"));
+    assertEquals(Map.of("unparseable", 1.0), metrics().by("fraud_rule_messages_rejected", "reason"));
     assertEquals(Map.of(0, 1L), tester.map("rulesOffsets", 0), "the refused record was read all the same");
     assertEquals(Map.of(0, 1L), tester.map("rulesOffsets", 1));
   }
@@ -242,7 +241,7 @@ class BucketProcessorTest {
     // b is due at NOW + 1 010, and a, ingested before it, leaves with it: a is evaluated first, so b alerts.
     assertEquals(List.of("ALERT ns/count b @1:0"), described(at(clock, tester, NOW + 1_010)));
     assertEquals(Map.of(), tester.map("held", 0));
-    assertEquals(count(0), metrics().get("outOfOrder"));
+    assertEquals(0.0, metrics().of("fraud_out_of_order"));
   }
 
   @Test

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.fraudstream.evaluator.core.Json;
 import io.fraudstream.evaluator.core.JsonValueException;
-import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -22,8 +21,8 @@ class TransactionReportsTest {
   private final InputRecord tx = Records.tx(1, 7, T0, Records.transaction("t1", "p1", T0 - 600_000));
   private final String txKey = "transactions:1:7";
 
-  private Map<?, ?> metrics() throws JsonValueException {
-    return (Map<?, ?>) Json.parse(EvaluatorMetrics.of(instance).drain());
+  private MetricValues metrics() {
+    return new MetricValues(EvaluatorMetrics.of(instance));
   }
 
   @Test
@@ -39,7 +38,7 @@ class TransactionReportsTest {
     assertArrayEquals(tx.value(), dlq.value(), "the transaction as received");
     assertEquals("transactions:1:7", dlq.coordinates());
     assertEquals(List.of(), tester.test(txKey, fromBucket1.toRow()), "a part that arrives later is dropped");
-    assertEquals(Map.of("late", BigInteger.ONE), metrics().get("transactions"));
+    assertEquals(Map.of("late", 1.0), metrics().by("fraud_transactions", "outcome"));
   }
 
   @Test
@@ -47,7 +46,7 @@ class TransactionReportsTest {
     OutputRow part = OutputRow.outOfOrder(tx);
     assertEquals(List.of(), tester.test(txKey, part.toRow(), part.toRow()));
     assertEquals(List.of(), tester.test(txKey, part.toRow()));
-    assertEquals(BigInteger.ONE, metrics().get("outOfOrder"));
+    assertEquals(1.0, metrics().of("fraud_out_of_order"));
   }
 
   @Test
@@ -56,9 +55,9 @@ class TransactionReportsTest {
     assertEquals(List.of(), tester.test(txKey, OutputRow.outOfOrder(tx).toRow()));
     assertEquals(1, tester.test(txKey, OutputRow.late(tx, "late").toRow()).size());
     assertEquals(1, tester.test("transactions:1:8", OutputRow.late(other, "late").toRow()).size());
-    Map<?, ?> metrics = metrics();
-    assertEquals(Map.of("late", BigInteger.TWO), metrics.get("transactions"));
-    assertEquals(BigInteger.ONE, metrics.get("outOfOrder"));
+    MetricValues metrics = metrics();
+    assertEquals(Map.of("late", 2.0), metrics.by("fraud_transactions", "outcome"));
+    assertEquals(1.0, metrics.of("fraud_out_of_order"));
   }
 
   @Test
