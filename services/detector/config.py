@@ -38,7 +38,7 @@ class DetectorConfig:
     reorder_wait_ms: int = 0
     liveness_timeout_s: float = 120.0
     metrics_addr: str = "0.0.0.0"
-    evaluator_metrics_port: int = 9110
+    evaluator_metrics_port: int = 9111
     group_id_prefix: str = DETECTOR_GROUP_PREFIX
 
     def source_options(self) -> dict[str, str]:
@@ -94,7 +94,7 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
     opt(
         "--evaluator-metrics-port",
         "DETECTOR_EVALUATOR_METRICS_PORT",
-        "9110",
+        "9111",
         "jvm evaluator: port of the evaluation metrics each JVM that runs its tasks serves (every executor, or the "
         "driver with a local[N] master), on every interface; 0: not served",
         type=int,

@@ -50,7 +50,7 @@ class StackConfig:
     topics: Topics = field(default_factory=Topics.from_env)
     detector_metrics_port: int = 9108
     operator_metrics_port: int = 9109
-    detector_evaluator_metrics_port: int = 9110
+    detector_evaluator_metrics_port: int = 9111
     kubeconfig: Path = LOCAL / "kubeconfig"
     kafka_security: KafkaSecurity = KafkaSecurity.PLAINTEXT
     security_dir: Path = LOCAL / "kafka-security"

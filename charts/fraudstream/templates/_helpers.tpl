@@ -333,6 +333,8 @@ The python evaluator refuses a reorder wait; so does the chart, at install time 
   value: {{ printf "%s/detector" $d.checkpoint.mountPath | quote }}
 - name: DETECTOR_METRICS_PORT
   value: {{ $d.metricsPort | quote }}
+- name: DETECTOR_EVALUATOR_METRICS_PORT
+  value: {{ $d.evaluatorMetricsPort | quote }}
 {{ include "fraudstream.podIpEnv" . }}
 - name: DETECTOR_METRICS_ADDR
   value: {{ $d.metricsAddr | quote }}
@@ -403,6 +405,12 @@ spec:
   {{- with include "fraudstream.scheduling" . }}{{ . | trim | nindent 2 }}{{ end }}
   containers:
     - name: executor
+      {{- if eq .Values.detector.evaluator "jvm" }}
+      # Each executor serves the jvm evaluator's metrics (the PodMonitor scrapes this port).
+      ports:
+        - name: eval-metrics
+          containerPort: {{ .Values.detector.evaluatorMetricsPort }}
+      {{- end }}
       securityContext:
         {{- toYaml .Values.containerSecurityContext | nindent 8 }}
       volumeMounts:
@@ -523,17 +531,21 @@ fraudstream.egressApiServer: networkPolicy.kubeApiServer.ports to its peers (any
 
 {{/*
 The only peer allowed to reach a metrics port: Prometheus pods (networkPolicy.prometheus.podSelector) in its
-namespaces (networkPolicy.prometheus.namespaceSelector), both required of the same pod.
+namespaces (networkPolicy.prometheus.namespaceSelector), both required of the same pod. Call with the root context
+(the port named metrics) or with (dict "ctx" $ "ports" (list ...)).
 */}}
 {{- define "fraudstream.ingressPrometheus" -}}
+{{- $ctx := .ctx | default . }}
 - from:
     - namespaceSelector:
-        {{- toYaml .Values.networkPolicy.prometheus.namespaceSelector | nindent 8 }}
+        {{- toYaml $ctx.Values.networkPolicy.prometheus.namespaceSelector | nindent 8 }}
       podSelector:
-        {{- toYaml .Values.networkPolicy.prometheus.podSelector | nindent 8 }}
+        {{- toYaml $ctx.Values.networkPolicy.prometheus.podSelector | nindent 8 }}
   ports:
-    - port: metrics
+    {{- range $port := .ports | default (list "metrics") }}
+    - port: {{ $port }}
       protocol: TCP
+    {{- end }}
 {{- end }}
 
 {{/*

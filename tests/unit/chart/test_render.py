@@ -286,8 +286,9 @@ def test_detector_defaults_to_the_jvm_evaluator_with_its_tasks_in_the_driver_pod
     assert env["SPARK_CONF_DIR"] == "/opt/fraudstream/spark-conf"
     assert env["DETECTOR_CHECKPOINT_DIR"].startswith("/var/lib/fraudstream/checkpoint")
     assert "PYSPARK_SUBMIT_ARGS" not in env
-    assert {p["name"] for p in container["ports"]} == {"metrics"}
-    # local[8]: eight task threads in the driver pod, whose metrics the PodMonitor scrapes.
+    # local[8]: eight task threads in the driver pod, which also serves the evaluation metrics (eval-metrics).
+    assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"metrics": 9108, "eval-metrics": 9111}
+    assert env["DETECTOR_EVALUATOR_METRICS_PORT"] == "9111"
     assert container["resources"] == {"requests": {"cpu": "2", "memory": "2Gi"}, "limits": {"memory": "2Gi"}}
     assert pod["automountServiceAccountToken"] is False
 
@@ -477,17 +478,32 @@ def test_spark_application_mode_renders_the_same_detector_for_the_spark_operator
     assert driver["metadata"]["labels"]["app.kubernetes.io/name"] == "fraudstream-detector"
     env = _env(driver["spec"]["containers"][0])
     assert env["SPARK_MASTER"].startswith("k8s://")
-    assert env["DETECTOR_EVALUATOR"] == "python"
+    assert env["DETECTOR_EVALUATOR"] == "jvm"
     assert spec["executorSpec"]["podTemplateSpec"]["spec"]["automountServiceAccountToken"] is False
     assert find(objects, "Role", "-detector")
     assert find(objects, "ServiceAccount", "-executor")["automountServiceAccountToken"] is False
 
 
-def test_spark_application_mode_refuses_the_jvm_evaluator_with_the_fix() -> None:
-    args = ["template", "x", str(CHART), "--kube-version", kube_version(), "-f", str(mode("default").values)]
-    done = helm(*args, "--set", "detector.mode=sparkApplication", check=False)
-    assert done.returncode != 0
-    assert "set detector.evaluator=python" in done.stderr
+@pytest.mark.parametrize(
+    "settings", [["detector.mode=sparkApplication"], ["detector.master=k8s://https://kubernetes.default.svc:443"]]
+)
+def test_the_jvm_evaluator_on_executor_pods_serves_its_metrics_from_each_executor(settings: list[str]) -> None:
+    objects = render(mode("default"), monitoring=True, extra_args=[arg for s in settings for arg in ("--set", s)])
+    app = [o for o in objects if o["kind"] == "SparkApplication"]
+    if app:
+        template = app[0]["spec"]["executorSpec"]["podTemplateSpec"]
+    else:
+        template = yaml.safe_load(find(objects, "ConfigMap", "-spark-conf")["data"]["executor-pod-template.yaml"])
+        _, driver = _driver(objects)
+        assert {p["name"] for p in driver["ports"]} == {"driver-rpc", "blockmanager", "metrics"}, "tasks not here"
+    executor = template["spec"]["containers"][0]
+    assert executor["ports"] == [{"name": "eval-metrics", "containerPort": 9111}]
+    monitor = find(objects, "PodMonitor", "-executor")
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
+    assert [e["port"] for e in monitor["spec"]["podMetricsEndpoints"]] == ["eval-metrics"]
+    assert {r["replacement"] for e in monitor["spec"]["podMetricsEndpoints"] for r in e["relabelings"]} == {
+        "fraudstream-detector"
+    }
 
 
 def test_spark_version_default_is_the_pinned_spark() -> None:
@@ -521,7 +537,7 @@ def test_prometheus_rule_is_the_rules_file_and_monitors_set_the_rules_job_labels
     jobs = set()
     for kind, key in (("ServiceMonitor", "endpoints"), ("PodMonitor", "podMetricsEndpoints")):
         for endpoint in find(objects, kind, "")["spec"][key]:
-            assert endpoint["port"] == "metrics"
+            assert endpoint["port"] in ("metrics", "eval-metrics")
             jobs |= {r["replacement"] for r in endpoint["relabelings"] if r["targetLabel"] == "job"}
     assert jobs == {"fraudstream-operator", "fraudstream-detector"}
     rules_text = RULES_FILE.read_text()

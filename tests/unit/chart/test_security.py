@@ -122,11 +122,13 @@ def test_only_prometheus_reaches_the_metrics_ports(name: str) -> None:
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
         "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
     }
-    for component in ("operator", "detector", "generator"):
+    metrics_ports = {"operator": ["metrics"], "detector": ["metrics", "eval-metrics"], "generator": ["metrics"]}
+    for component, ports in metrics_ports.items():
         if component not in selected:
             continue
         metrics = [rule for rule in selected[component]["spec"]["ingress"] if "metrics" in port_numbers(rule)]
-        assert metrics == [{"from": [prometheus], "ports": [{"port": "metrics", "protocol": "TCP"}]}], component
+        expected = [{"from": [prometheus], "ports": [{"port": port, "protocol": "TCP"} for port in ports]}]
+        assert metrics == expected, component
         others = [rule for rule in selected[component]["spec"]["ingress"] if rule not in metrics]
         assert all(component_peers([rule]) == {"executor"} for rule in others), component
     custom = ["--set", "networkPolicy.prometheus.namespaceSelector.matchLabels.team=observability"]

@@ -32,4 +32,4 @@ def test_a_jvm_that_evaluated_nothing_reports_no_position() -> None:
 def test_the_spark_configuration_names_the_port_every_evaluating_jvm_serves_on() -> None:
     cfg = parse_config(["--evaluator-metrics-port", "9300"], env={})
     assert evaluator_conf(cfg) == {PORT_CONF: "9300"}
-    assert parse_config([], env={}).evaluator_metrics_port == 9110
+    assert parse_config([], env={}).evaluator_metrics_port == 9111
