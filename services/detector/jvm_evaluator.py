@@ -1,9 +1,10 @@
-"""The JVM evaluator seen from the PySpark driver: starting its Real-time Mode query, and its metrics.
+"""The JVM evaluator seen from the PySpark driver: its stages and its writer in the query, and its metrics.
 
 The evaluation itself runs in the JVM (services/evaluator, package io.fraudstream.evaluator), because
-Real-time Mode admits no Python operator. Python keeps the configuration, the process lifecycle and the
-Prometheus endpoint: `MetricsBridge` drains what the JVM observed into the same metrics the Python evaluator
-feeds (metrics.record), and its progress into the liveness `Progress`.
+Real-time Mode admits no Python operator; pipeline.py builds the query around its stages and its writer. Python
+keeps the configuration, the process lifecycle and the Prometheus endpoint: `MetricsBridge` drains what the JVM
+observed into the same metrics the Python evaluator feeds (metrics.record), and its progress into the liveness
+`Progress`.
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ import threading
 from typing import Any
 
 from py4j.java_collections import MapConverter
-from pyspark.sql import SparkSession
-from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from . import metrics
 from .config import DetectorConfig
-from .job import QUERY_NAME
 from .liveness import Progress
 
 
@@ -35,30 +35,40 @@ def instance_name(cfg: DetectorConfig) -> str:
     return str(cfg.checkpoint_dir)
 
 
-def build_jvm_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> StreamingQuery:
-    """Starts the detector query with the JVM evaluator under Real-time Mode (see RealTimeDetector.java);
-    `max_request_bytes` is the largest record its producer sends (the output topics' max.message.bytes)."""
+def evaluate(input_records: DataFrame, cfg: DetectorConfig) -> DataFrame:
+    """The reported rows (alerts and DLQ records) of `input_records`, a stream with the columns of
+    Evaluation.INPUT_COLUMNS: the JVM's two transformWithState stages (Evaluation.java)."""
+    spark = input_records.sparkSession
     settings = {
-        "transactionsTopic": cfg.topics.transactions,
         "rulesTopic": cfg.topics.rules,
-        "alertsTopic": cfg.topics.alerts,
-        "dlqTopic": cfg.topics.dlq,
         "checkpointDir": instance_name(cfg),
-        "startingOffsets": cfg.starting_offsets,
         "buckets": str(cfg.buckets),
         "latenessMs": str(cfg.lateness_ms),
         "futureSkewMs": str(cfg.future_skew_ms),
         "reorderWaitMs": str(cfg.reorder_wait_ms),
         "sweepIntervalMs": str(cfg.sweep_interval_ms),
         "rulesCatchUpTimeoutMs": str(cfg.rules_catch_up_timeout_ms),
-        "maxRequestBytes": str(max_request_bytes),
-        "queryName": QUERY_NAME,
-        "trigger": f"realtime:{cfg.checkpoint_interval}",
     }
-    jquery = _jvm_package(spark).RealTimeDetector.start(
-        spark._jsparkSession, _java_map(spark, cfg.source_options()), _java_map(spark, settings)
+    jreported = _jvm_package(spark).Evaluation.evaluate(
+        input_records._jdf, _java_map(spark, cfg.source_options()), _java_map(spark, settings)
     )
-    return StreamingQuery(jquery)
+    return DataFrame(jreported, spark)
+
+
+def publish_to_kafka(writer: DataStreamWriter, cfg: DetectorConfig, max_request_bytes: int) -> DataStreamWriter:
+    """`writer` with the JVM's OutputWriter (a ForeachWriter) as its sink, publishing each reported row to the alerts
+    or the DLQ topic as it comes; `max_request_bytes` is the largest record its producer sends (the output topics'
+    max.message.bytes). PySpark's own foreach would run Python, which Real-time Mode does not admit."""
+    spark = writer._spark
+    jwriter = _jvm_package(spark).OutputWriter(
+        _java_map(spark, cfg.source_options()),
+        cfg.topics.alerts,
+        cfg.topics.dlq,
+        instance_name(cfg),
+        max_request_bytes,
+    )
+    writer._jwrite = writer._jwrite.foreach(jwriter)
+    return writer
 
 
 def records_processed(spark: SparkSession, cfg: DetectorConfig) -> int:
