@@ -28,9 +28,9 @@ from fraudstream_kafka.topics import ensure_contract_topics, output_headroom_pro
 from . import metrics
 from .config import DetectorConfig, parse_config
 from .endpoints import Endpoints
-from .job import ProgressMetrics, build_query
-from .jvm_evaluator import EvaluatorProgress, build_jvm_query, evaluator_conf
+from .jvm_evaluator import EvaluatorProgress, evaluator_conf
 from .liveness import Liveness, Progress
+from .pipeline import ProgressMetrics, start_jvm_query, start_python_query
 from .session import build_session
 from .sink import BatchSink
 
@@ -138,7 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     backoff_s = 1.0
     try:
         while not stop.is_set():
-            query = build_jvm_query(spark, cfg, max_request_bytes) if sink is None else build_query(spark, cfg, sink)
+            query = (
+                start_jvm_query(spark, cfg, max_request_bytes) if sink is None else start_python_query(spark, cfg, sink)
+            )
             started = time.monotonic()
             liveness.query_state(True, started)
             ready.set()

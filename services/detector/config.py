@@ -12,6 +12,16 @@ from fraudstream_kafka.acls import DETECTOR_GROUP_PREFIX
 from fraudstream_kafka.settings import KafkaSettings, Topics
 
 EVALUATORS = ("jvm", "python")
+# Settings only one evaluator reads: the evaluator, and why the other has no use for them. Given to the other one
+# (by flag or environment) with a value other than the default, they are refused, never silently ignored.
+EVALUATOR_ONLY = {
+    "trigger": ("python", "the jvm evaluator runs under Real-time Mode; its interval is --checkpoint-interval"),
+    "max_offsets_per_trigger": ("python", "Real-time Mode reads each record as it arrives, in no batches"),
+    "reorder_wait_ms": ("jvm", "the python evaluator orders each micro-batch"),
+    "checkpoint_interval": ("jvm", "the python evaluator checkpoints every micro-batch; its interval is --trigger"),
+    "rules_catch_up_timeout_ms": ("jvm", "the python evaluator has no catch-up: rules reach it batch by batch"),
+    "evaluator_metrics_port": ("jvm", "the python evaluator's metrics are served by the driver on --metrics-port"),
+}
 # Real-time Mode runs every stage at once: a slot per transactions partition, the rules partition, each bucket and
 # each report partition.
 DEFAULT_MASTERS = {"jvm": "local[8]", "python": "local[2]"}
@@ -55,13 +65,19 @@ class DetectorConfig:
 def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.environ) -> DetectorConfig:
     """Flags override environment variables (named in each flag's help), which override the local defaults.
 
-    A flag that does not apply to the chosen evaluator is refused (argparse exits with a message), whether it came
-    from the command line or the environment, so that no setting is silently ignored.
+    A setting that does not apply to the chosen evaluator (EVALUATOR_ONLY) is refused (argparse exits with a message
+    naming the flag, its variable and why) when its value differs from the default, whether it came from the command
+    line or the environment, so that no setting is silently ignored. Its default is accepted, since it changes
+    nothing (the chart passes every setting to either evaluator).
     """
     p = argparse.ArgumentParser(prog="fraudstream_detector", description="fraudstream Spark detector")
+    defaults: dict[str, tuple[str, str, object]] = {}
 
     def opt(flag: str, var: str, default: str, help_: str, type: type = str) -> None:
-        p.add_argument(flag, default=env.get(var, default), type=type, help=f"{help_} (env {var}, default {default!r})")
+        action = p.add_argument(
+            flag, default=env.get(var, default), type=type, help=f"{help_} (env {var}, default {default!r})"
+        )
+        defaults[action.dest] = (flag, var, type(default))
 
     opt("--checkpoint-dir", "DETECTOR_CHECKPOINT_DIR", ".local/checkpoints/detector", "checkpoint location")
     opt("--lateness-ms", "DETECTOR_LATENESS_MS", "60000", "allowed lateness beyond a key group's widest window", int)
@@ -151,8 +167,10 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
             p.error(f"--{name} must be >= 0, got {value}")
     if args.reorder_wait_ms < 0:
         p.error(f"--reorder-wait-ms must be >= 0, got {args.reorder_wait_ms}")
-    if args.evaluator == "python" and args.reorder_wait_ms:
-        p.error("--reorder-wait-ms applies to the jvm evaluator only (the python evaluator orders each micro-batch)")
+    for dest, (evaluator, why) in EVALUATOR_ONLY.items():
+        flag, var, default = defaults[dest]
+        if args.evaluator != evaluator and getattr(args, dest) != default:
+            p.error(f"{flag} applies to the {evaluator} evaluator only ({why}); leave it (env {var}) at {default!r}")
     return DetectorConfig(
         kafka=KafkaSettings.from_env(env),
         topics=Topics.from_env(env),

@@ -1,10 +1,11 @@
-"""The JVM evaluator seen from the PySpark driver: starting its Real-time Mode query, and reading its progress.
+"""The JVM evaluator seen from the PySpark driver: its stages and its writer in the query, and its progress.
 
 The evaluation itself runs in the JVM (services/evaluator, package io.fraudstream.evaluator), because Real-time Mode
-admits no Python operator, inside whichever JVMs run the query's tasks: the Spark executors, or the driver with a
-local[N] master. Each such JVM serves the evaluation metrics itself (EvaluatorMetrics.java) on the port that
-`evaluator_conf` puts in the Spark configuration; `EvaluatorProgress` reads the evaluated positions from all of them
-into the liveness `Progress`, so the driver's liveness works wherever the tasks run.
+admits no Python operator; pipeline.py builds the query around its stages and its writer. The stages run inside
+whichever JVMs run the query's tasks: the Spark executors, or the driver with a local[N] master. Each such JVM
+serves the evaluation metrics itself (EvaluatorMetrics.java) on the port that `evaluator_conf` puts in the Spark
+configuration; `EvaluatorProgress` reads the evaluated positions from all of them into the liveness `Progress`, so
+the driver's liveness works wherever the tasks run.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 from py4j.java_collections import MapConverter
-from pyspark.sql import SparkSession
-from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from .config import DetectorConfig
-from .job import QUERY_NAME
 from .liveness import Progress
+
+PORT_CONF = "spark.fraudstream.evaluatorMetrics.port"
+log = logging.getLogger(__name__)
 
 
 def _jvm_package(spark: SparkSession) -> Any:
@@ -36,39 +39,45 @@ def instance_name(cfg: DetectorConfig) -> str:
     return str(cfg.checkpoint_dir)
 
 
-def build_jvm_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> StreamingQuery:
-    """Starts the detector query with the JVM evaluator under Real-time Mode (see RealTimeDetector.java);
-    `max_request_bytes` is the largest record its producer sends (the output topics' max.message.bytes)."""
+def evaluate(input_records: DataFrame, cfg: DetectorConfig) -> DataFrame:
+    """The reported rows (alerts and DLQ records) of `input_records`, a stream with the columns of
+    Evaluation.INPUT_COLUMNS: the JVM's two transformWithState stages (Evaluation.java)."""
+    spark = input_records.sparkSession
     settings = {
-        "transactionsTopic": cfg.topics.transactions,
         "rulesTopic": cfg.topics.rules,
-        "alertsTopic": cfg.topics.alerts,
-        "dlqTopic": cfg.topics.dlq,
         "checkpointDir": instance_name(cfg),
-        "startingOffsets": cfg.starting_offsets,
         "buckets": str(cfg.buckets),
         "latenessMs": str(cfg.lateness_ms),
         "futureSkewMs": str(cfg.future_skew_ms),
         "reorderWaitMs": str(cfg.reorder_wait_ms),
         "sweepIntervalMs": str(cfg.sweep_interval_ms),
         "rulesCatchUpTimeoutMs": str(cfg.rules_catch_up_timeout_ms),
-        "maxRequestBytes": str(max_request_bytes),
-        "queryName": QUERY_NAME,
-        "trigger": f"realtime:{cfg.checkpoint_interval}",
     }
-    jquery = _jvm_package(spark).RealTimeDetector.start(
-        spark._jsparkSession, _java_map(spark, cfg.source_options()), _java_map(spark, settings)
+    jreported = _jvm_package(spark).Evaluation.evaluate(
+        input_records._jdf, _java_map(spark, cfg.source_options()), _java_map(spark, settings)
     )
-    return StreamingQuery(jquery)
+    return DataFrame(jreported, spark)
+
+
+def publish_to_kafka(writer: DataStreamWriter, cfg: DetectorConfig, max_request_bytes: int) -> DataStreamWriter:
+    """`writer` with the JVM's OutputWriter (a ForeachWriter) as its sink, publishing each reported row to the alerts
+    or the DLQ topic as it comes; `max_request_bytes` is the largest record its producer sends (the output topics'
+    max.message.bytes). PySpark's own foreach would run Python, which Real-time Mode does not admit."""
+    spark = writer._spark
+    jwriter = _jvm_package(spark).OutputWriter(
+        _java_map(spark, cfg.source_options()),
+        cfg.topics.alerts,
+        cfg.topics.dlq,
+        instance_name(cfg),
+        max_request_bytes,
+    )
+    writer._jwrite = writer._jwrite.foreach(jwriter)
+    return writer
 
 
 def records_processed(spark: SparkSession, cfg: DetectorConfig) -> int:
     """Rule messages and transactions the JVM evaluator has processed so far (for tests and readiness)."""
     return int(_jvm_package(spark).EvaluatorMetrics.of(instance_name(cfg)).recordsProcessed())
-
-
-PORT_CONF = "spark.fraudstream.evaluatorMetrics.port"
-log = logging.getLogger(__name__)
 
 
 def evaluator_conf(cfg: DetectorConfig) -> dict[str, str]:

@@ -59,9 +59,9 @@ class RuleEngineProcessor(StatefulProcessor):
         bucket = int(key[0])
         cache = load_detector(self.instance, bucket, self.detector_state, self.lateness_ms, self.future_skew_ms)
         store = CachedGroupStore(cache, self.heads, self.segments)
-        # Rows are tuples in the input schema's order (kind, key, value, topic, partition, offset, timestamp_ms,
-        # bucket); unpacking them is much cheaper than Row attribute lookups.
-        records = [InputRecord(RecordKind(row[0]), *row[1:7]) for row in rows]
+        # Rows are tuples in the input schema's order (rule, key, value, topic, partition, offset, timestamp_ms,
+        # bucket: pipeline.input_records); unpacking them is much cheaper than Row attribute lookups.
+        records = [InputRecord(RecordKind.RULE if row[0] else RecordKind.TRANSACTION, *row[1:7]) for row in rows]
         now_ms = int(time.time() * 1000)
         outputs = list(process_records(cache.detector, records, store, bucket, self.buckets, now_ms))
         store.flush()

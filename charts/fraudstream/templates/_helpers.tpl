@@ -316,12 +316,22 @@ pods. detector.sparkConf entries override them.
 {{/*
 The detector's environment in both modes (the evaluator, the Spark master, Kafka, topics, detector settings).
 Integers go through int64: numbers from values files are floats to Helm, which prints 3600000 as 3.6e+06.
-The python evaluator refuses a reorder wait; so does the chart, at install time rather than at the driver's start.
+The driver refuses a setting of the other evaluator (other than its default); so does the chart, at install time
+rather than at the driver's start.
 */}}
 {{- define "fraudstream.detectorEnv" -}}
 {{- $d := .Values.detector -}}
 {{- if and (eq $d.evaluator "python") (gt (int64 $d.reorderWaitMs) 0) }}
 {{- fail "detector.reorderWaitMs applies to the jvm evaluator only: set it to 0 with detector.evaluator=python (the python evaluator orders each micro-batch itself)" }}
+{{- end -}}
+{{- if and (eq $d.evaluator "python") (ne $d.checkpointInterval "5 minutes") }}
+{{- fail "detector.checkpointInterval applies to the jvm evaluator only: leave it at '5 minutes' with detector.evaluator=python (the python evaluator checkpoints every micro-batch; its interval is detector.trigger)" }}
+{{- end -}}
+{{- if and (eq $d.evaluator "jvm") (ne $d.trigger "0 seconds") }}
+{{- fail "detector.trigger applies to the python evaluator only: leave it at '0 seconds' with detector.evaluator=jvm (Real-time Mode's interval is detector.checkpointInterval)" }}
+{{- end -}}
+{{- if and (eq $d.evaluator "jvm") (gt (int64 $d.maxOffsetsPerTrigger) 0) }}
+{{- fail "detector.maxOffsetsPerTrigger applies to the python evaluator only: set it to 0 with detector.evaluator=jvm (Real-time Mode reads each record as it arrives)" }}
 {{- end -}}
 - name: DETECTOR_EVALUATOR
   value: {{ $d.evaluator | quote }}

@@ -16,9 +16,9 @@ from confluent_kafka import Producer
 from prometheus_client.parser import text_string_to_metric_families
 
 from fraudstream_detector.config import DetectorConfig
-from fraudstream_detector.job import build_query
-from fraudstream_detector.jvm_evaluator import build_jvm_query, records_processed
+from fraudstream_detector.jvm_evaluator import records_processed
 from fraudstream_detector.liveness import Progress
+from fraudstream_detector.pipeline import start_jvm_query, start_python_query
 from fraudstream_detector.records import InputRecord, RecordKind
 from fraudstream_detector.sink import BatchSink
 from fraudstream_kafka.settings import KafkaSettings, Topics
@@ -118,9 +118,9 @@ def running_detector(spark: Any, config: DetectorConfig) -> Iterator[RunningDete
     limits = ensure_contract_topics(config.kafka, config.topics)
     max_request_bytes = max(limits[config.topics.alerts], limits[config.topics.dlq])
     if config.evaluator == "python":
-        query = build_query(spark, config, BatchSink(config.kafka, config.topics, max_request_bytes, Progress()))
+        query = start_python_query(spark, config, BatchSink(config.kafka, config.topics, max_request_bytes, Progress()))
     else:
-        query = build_jvm_query(spark, config, max_request_bytes)
+        query = start_jvm_query(spark, config, max_request_bytes)
     try:
         yield RunningDetector(spark, config, query)
     finally:

@@ -409,10 +409,9 @@ def test_detection_settings_reach_the_driver_from_a_values_file(name: str, tmp_p
                 "detector": {
                     "latenessMs": 3_600_000,
                     "futureSkewMs": 7_200_000,
-                    "maxOffsetsPerTrigger": 2_000_000,
                     "livenessTimeoutSeconds": 90,
                     "startupTimeoutSeconds": 905,
-                    **({"reorderWaitMs": 250} if name == "default" else {}),
+                    "reorderWaitMs": 250,
                 }
             }
         )
@@ -422,9 +421,8 @@ def test_detection_settings_reach_the_driver_from_a_values_file(name: str, tmp_p
     env = _env(container)
     assert env["DETECTOR_LATENESS_MS"] == "3600000"
     assert env["DETECTOR_FUTURE_SKEW_MS"] == "7200000"
-    assert env["DETECTOR_MAX_OFFSETS_PER_TRIGGER"] == "2000000"
     assert env["DETECTOR_LIVENESS_TIMEOUT_S"] == "90"
-    assert env["DETECTOR_REORDER_WAIT_MS"] == ("250" if name == "default" else "0")
+    assert env["DETECTOR_REORDER_WAIT_MS"] == "250"
     startup = container["startupProbe"]
     assert startup["periodSeconds"] * startup["failureThreshold"] == 910  # rounded up to whole periods
     if name == "spark-application":
@@ -437,6 +435,21 @@ def test_reorder_wait_with_the_python_evaluator_is_refused_with_the_fix() -> Non
     done = helm(*args, "--set", "detector.reorderWaitMs=100", check=False)
     assert done.returncode != 0
     assert "detector.reorderWaitMs applies to the jvm evaluator only: set it to 0" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("values", "setting", "message"),
+    [
+        ("default", "detector.trigger=5 seconds", "detector.trigger applies to the python evaluator only"),
+        ("default", "detector.maxOffsetsPerTrigger=500", "detector.maxOffsetsPerTrigger applies to the python"),
+        ("python-evaluator", "detector.checkpointInterval=1 minute", "detector.checkpointInterval applies to the jvm"),
+    ],
+)
+def test_a_setting_of_the_other_evaluator_is_refused_with_the_fix(values: str, setting: str, message: str) -> None:
+    args = ["template", "x", str(CHART), "--kube-version", kube_version(), "-f", str(mode(values).values)]
+    done = helm(*args, "--set", setting, check=False)
+    assert done.returncode != 0
+    assert message in done.stderr
 
 
 @pytest.mark.parametrize(

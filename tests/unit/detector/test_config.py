@@ -21,9 +21,8 @@ def test_defaults_work_locally() -> None:
 def test_flags_override_environment_which_overrides_defaults() -> None:
     env = {"DETECTOR_LATENESS_MS": "5000", "DETECTOR_SHUFFLE_PARTITIONS": "4", "KAFKA_BOOTSTRAP": "k:1",
            "ALERTS_TOPIC": "a2", "KAFKA_CLIENT_SECURITY_PROTOCOL": "SSL"}  # fmt: skip
-    cfg = parse_config(
-        ["--lateness-ms", "7000", "--checkpoint-dir", "/tmp/ck", "--max-offsets-per-trigger", "500"], env
-    )
+    argv = ["--lateness-ms", "7000", "--checkpoint-dir", "/tmp/ck", "--evaluator", "python"]
+    cfg = parse_config([*argv, "--max-offsets-per-trigger", "500"], env)
     assert (cfg.lateness_ms, cfg.shuffle_partitions, cfg.checkpoint_dir) == (7_000, 4, Path("/tmp/ck"))
     assert (cfg.kafka.bootstrap, cfg.topics.alerts, cfg.max_offsets_per_trigger) == ("k:1", "a2", 500)
     assert cfg.kafka.spark_options()["kafka.security.protocol"] == "SSL"
@@ -62,6 +61,13 @@ def test_future_skew_reorder_wait_and_liveness_timeout() -> None:
     ("argv", "message"),
     [
         (["--evaluator", "python", "--reorder-wait-ms", "50"], "--reorder-wait-ms applies to the jvm evaluator only"),
+        (["--trigger", "1 second"], "--trigger applies to the python evaluator only (the jvm evaluator runs under"),
+        (["--max-offsets-per-trigger", "500"], "--max-offsets-per-trigger applies to the python evaluator only"),
+        (["--evaluator", "python", "--checkpoint-interval", "1 minute"], "--checkpoint-interval applies to the jvm"),
+        (
+            ["--evaluator", "python", "--rules-catch-up-timeout-ms", "5"],
+            "--rules-catch-up-timeout-ms applies to the jvm",
+        ),
         (["--future-skew-ms", "-1"], "--future-skew-ms must be >= 0"),
         (["--lateness-ms", "-5"], "--lateness-ms must be >= 0"),
         (["--reorder-wait-ms", "-1"], "--reorder-wait-ms must be >= 0"),
@@ -73,6 +79,25 @@ def test_settings_that_cannot_apply_are_refused_with_a_message(
     with pytest.raises(SystemExit):
         parse_config(argv, env={})
     assert message in capsys.readouterr().err
+
+
+def test_a_setting_of_the_other_evaluator_is_refused_from_the_environment_too(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        parse_config([], env={"DETECTOR_TRIGGER": "2 seconds"})
+    err = capsys.readouterr().err
+    assert "--trigger applies to the python evaluator only" in err
+    assert "leave it (env DETECTOR_TRIGGER) at '0 seconds'" in err
+
+
+def test_the_other_evaluators_settings_at_their_defaults_are_accepted() -> None:
+    """The chart passes every setting to either evaluator; a default changes nothing."""
+    jvm_env = {"DETECTOR_TRIGGER": "0 seconds", "DETECTOR_MAX_OFFSETS_PER_TRIGGER": "0"}
+    assert parse_config([], env=jvm_env).evaluator == "jvm"
+    python_env = {"DETECTOR_EVALUATOR": "python", "DETECTOR_CHECKPOINT_INTERVAL": "5 minutes",
+                  "DETECTOR_REORDER_WAIT_MS": "0", "DETECTOR_RULES_CATCH_UP_TIMEOUT_MS": "60000"}  # fmt: skip
+    assert parse_config([], env=python_env).evaluator == "python"
 
 
 def test_metrics_bind_to_a_chosen_address_and_consumer_groups_share_one_prefix() -> None:

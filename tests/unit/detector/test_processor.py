@@ -26,7 +26,7 @@ SUM_OVER_100 = {
 def rule_row(offset: int, ts_ms: int, rule_id: str, spec: dict[str, Any] | None) -> Row:
     value = None if spec is None else json.dumps({"ruleId": rule_id, "generation": 1, "uid": "u", "spec": spec})
     return Row(
-        kind="rule",
+        rule=True,
         key=rule_id.encode(),
         value=value.encode() if value else None,
         topic="rules",
@@ -40,7 +40,14 @@ def rule_row(offset: int, ts_ms: int, rule_id: str, spec: dict[str, Any] | None)
 def tx_row(offset: int, ts_ms: int, tx: dict[str, Any] | bytes) -> Row:
     value = tx if isinstance(tx, bytes) else json.dumps(tx).encode()
     return Row(
-        kind="tx", key=b"k", value=value, topic="transactions", partition=0, offset=offset, timestamp_ms=ts_ms, bucket=0
+        rule=False,
+        key=b"k",
+        value=value,
+        topic="transactions",
+        partition=0,
+        offset=offset,
+        timestamp_ms=ts_ms,
+        bucket=0,
     )
 
 
@@ -108,9 +115,7 @@ def test_a_refused_rule_message_changes_nothing_and_is_counted() -> None:
     newer = json.dumps({"formatVersion": 9, "ruleId": "ns/sum", "generation": 2, "uid": "u", "spec": {}}).encode()
     rows = [
         rule_row(0, 1_000, "ns/sum", SUM_OVER_100),
-        Row(
-            kind="rule", key=b"ns/sum", value=newer, topic="rules", partition=0, offset=1, timestamp_ms=1_001, bucket=0
-        ),
+        Row(rule=True, key=b"ns/sum", value=newer, topic="rules", partition=0, offset=1, timestamp_ms=1_001, bucket=0),
         tx_row(2, 1_010, tx(2, "p", "500", 5_000)),
     ]
     out = tester.test(0, rows)

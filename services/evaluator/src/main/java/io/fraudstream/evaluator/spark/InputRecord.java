@@ -13,7 +13,7 @@ import org.apache.spark.sql.streaming.MapState;
  * One Kafka record from the transactions or the rules topic, as the evaluator's stateful step receives it.
  *
  * <p>The input rows carry the columns {@code rule, key, value, topic, partition, offset, timestamp_ms, bucket} in
- * that order (see {@link RealTimeDetector}).
+ * that order ({@link Evaluation#INPUT_COLUMNS}).
  */
 record InputRecord(
     boolean isRule, byte[] key, byte[] value, String topic, int partition, long offset, long timestampMs) {

@@ -1,0 +1,146 @@
+"""The detector's streaming query, from the Kafka topics to the alerts and the DLQ, and its progress metrics.
+
+    transactions topic (from cfg.starting_offsets) ──┐
+                                                     ├─ union ─ every record once per bucket ─ evaluate ─ publish
+    rules topic (compacted, from its beginning) ─────┘
+
+The sources, the union, the fan-out, the trigger, the sink options and the query's start are here; what evaluates
+and what publishes depends on the evaluator:
+
+- jvm (start_jvm_query): Real-time Mode (`trigger(realTime=...)`, the checkpoint interval) admits no Python operator,
+  so both stateful stages (jvm_evaluator.evaluate) and the writer (jvm_evaluator.publish_to_kafka) are JVM code;
+  each record flows through as it arrives.
+- python (start_python_query): micro-batches, a Python transformWithState (processor.py) and a foreachBatch sink
+  (sink.py).
+
+Every bucket gets every record: rules must reach all state, and only the owner of a key group acts on it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.listener import StreamingQueryListener
+from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.streaming.readwriter import DataStreamWriter
+
+from . import jvm_evaluator, metrics
+from .config import DetectorConfig
+from .processor import OUTPUT_SCHEMA, RuleEngineProcessor
+from .sink import BatchSink
+
+QUERY_NAME = "fraudstream-detector"
+log = logging.getLogger(__name__)
+
+
+def _kafka_records(spark: SparkSession, cfg: DetectorConfig, topic: str, start: str, *, rule: bool) -> DataFrame:
+    """The records of `topic` from `start` (when the checkpoint has no offsets yet) in the columns rule (the given
+    constant: whether these are rule messages), key, value, topic, partition, offset, timestamp_ms (Kafka's)."""
+    reader = (
+        spark.readStream.format("kafka")
+        .options(**cfg.source_options())
+        .option("subscribe", topic)
+        .option("startingOffsets", start)
+        .option("failOnDataLoss", "false")
+    )
+    if not rule and cfg.max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", str(cfg.max_offsets_per_trigger))
+    return reader.load().select(
+        F.lit(rule).alias("rule"),
+        "key",
+        "value",
+        "topic",
+        "partition",
+        "offset",
+        F.unix_millis("timestamp").alias("timestamp_ms"),
+    )
+
+
+def input_records(spark: SparkSession, cfg: DetectorConfig) -> DataFrame:
+    """Transactions and rule messages, each once per bucket: the columns rule, key, value, topic, partition, offset,
+    timestamp_ms, bucket (Evaluation.INPUT_COLUMNS in the JVM)."""
+    transactions = _kafka_records(spark, cfg, cfg.topics.transactions, cfg.starting_offsets, rule=False)
+    rules = _kafka_records(spark, cfg, cfg.topics.rules, "earliest", rule=True)
+    return transactions.union(rules).withColumn("bucket", F.explode(F.sequence(F.lit(0), F.lit(cfg.buckets - 1))))
+
+
+def start_jvm_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> StreamingQuery:
+    """Starts the query with the JVM evaluator under Real-time Mode, checkpointing every cfg.checkpoint_interval;
+    `max_request_bytes` is the largest record the writer's producer sends (the output topics' max.message.bytes)."""
+    reported = jvm_evaluator.evaluate(input_records(spark, cfg), cfg)
+    writer = (
+        jvm_evaluator.publish_to_kafka(reported.writeStream, cfg, max_request_bytes)
+        .queryName(QUERY_NAME)
+        .option("checkpointLocation", str(cfg.checkpoint_dir))
+        .outputMode("update")
+    )
+    # PySpark 4.3.0's trigger takes realTime=, but none of its typing overloads names it.
+    real_time: DataStreamWriter = writer.trigger(realTime=cfg.checkpoint_interval)  # type: ignore[call-overload]
+    return real_time.start()
+
+
+def start_python_query(spark: SparkSession, cfg: DetectorConfig, sink: BatchSink) -> StreamingQuery:
+    """Starts the query with the python evaluator: micro-batches every cfg.trigger_interval, published by `sink`."""
+    evaluated = (
+        input_records(spark, cfg)
+        .groupBy("bucket")
+        .transformWithState(
+            statefulProcessor=RuleEngineProcessor(
+                cfg.buckets,
+                cfg.lateness_ms,
+                cfg.sweep_interval_ms,
+                cfg.future_skew_ms,
+                instance=str(cfg.checkpoint_dir),
+            ),
+            outputStructType=OUTPUT_SCHEMA,
+            outputMode="Update",
+            timeMode="ProcessingTime",
+        )
+    )
+    return (
+        evaluated.writeStream.queryName(QUERY_NAME)
+        .foreachBatch(sink.write_batch)
+        .option("checkpointLocation", str(cfg.checkpoint_dir))
+        .trigger(processingTime=cfg.trigger_interval)
+        .start()
+    )
+
+
+class ProgressMetrics(StreamingQueryListener):
+    """Exports each micro-batch's duration and its phases (and, unless `count_input_rows` is False because
+    another source counts them, the input rows)."""
+
+    def __init__(self, count_input_rows: bool = True) -> None:
+        self.count_input_rows = count_input_rows
+
+    def onQueryStarted(self, event: object) -> None:
+        pass
+
+    def onQueryProgress(self, event: StreamingQueryListener.QueryProgressEvent) -> None:  # type: ignore[name-defined]
+        progress = event.progress
+        durations = progress.durationMs
+        if "triggerExecution" in durations:
+            metrics.BATCH_DURATION.observe(durations["triggerExecution"] / 1000)
+        for phase, ms in durations.items():
+            metrics.BATCH_PHASE.labels(phase=phase).set(ms / 1000)
+        if self.count_input_rows:
+            metrics.INPUT_ROWS.inc(progress.numInputRows)
+        operators = progress.stateOperators
+        metrics.BATCH_PHASE.labels(phase="stateCommit").set(sum(op.commitTimeMs for op in operators) / 1000)
+        log.info(
+            "batch %s: %s rows, durations %s, state %s",
+            progress.batchId,
+            progress.numInputRows,
+            dict(durations),
+            [(op.numRowsTotal, op.commitTimeMs, dict(op.customMetrics)) for op in operators],
+        )
+        metrics.STATE_ROWS.set(sum(op.numRowsTotal for op in operators))
+        metrics.STATE_MEMORY.set(sum(op.memoryUsedBytes for op in operators))
+
+    def onQueryIdle(self, event: object) -> None:
+        pass
+
+    def onQueryTerminated(self, event: object) -> None:
+        pass
