@@ -74,7 +74,8 @@ KUBECTL ?= .cache/bin/kubectl
 KIND_CLUSTER ?= fraudstream
 KIND_NAMESPACE ?= fraudstream
 KIND_CONTEXT = kind-$(KIND_CLUSTER)
-DOCKER_BUILD_ARGS = --build-arg PYTHON_IMAGE=$(PYTHON_IMAGE) --build-arg MAVEN_IMAGE=$(MAVEN_IMAGE)
+IMAGE_BUILD_ARGS := DEBIAN_IMAGE PYTHON_PACKAGE JRE_PACKAGE JDK_PACKAGE
+DOCKER_BUILD_ARGS = $(foreach arg,$(IMAGE_BUILD_ARGS),--build-arg $(arg)=$($(arg)))
 
 .PHONY: kind-up kind-deploy kind-tools
 
