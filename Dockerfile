@@ -4,29 +4,35 @@
 #       docker build -t fraudstream:dev .
 #   target kafka: the single-node KRaft broker of the chart's kafka.dev.enabled (development only)
 #       docker build --target kafka -t fraudstream-kafka:dev .
-# Python packages come from pyproject.toml (`pip install .`); the Spark Kafka connector, the Kafka broker jars and
-# the JVM evaluator (services/evaluator) from scripts/provision.sh with versions.env, exactly as on a
-# developer machine. `make kind-deploy` passes the base images from versions.env; the defaults below equal them
-# (tests/unit/chart/test_dockerfile.py checks).
+# Without a Docker engine, `make image` (scripts/image.sh) builds the same file with buildah on a debootstrapped
+# debian:bookworm-slim. Every stage starts from that one Debian image: Python 3.11 and Java 17 are Debian's packages,
+# so both ways of building give the same contents. Python packages come from pyproject.toml (`pip install .`); the
+# Spark Kafka connector, the Kafka broker jars and the JVM evaluator (services/evaluator) from scripts/provision.sh
+# with versions.env, exactly as on a developer machine, with Debian's Maven and JDK. `make kind-deploy` passes the
+# ARGs below from versions.env; the defaults equal them (tests/unit/chart/test_dockerfile.py checks).
 # Spark runs from pyspark's own distribution (bin/ and jars/ of the pip package) on Debian's Java 17 runtime: the
 # equivalent of the official Spark Python image, with the project's Python version.
+# The build runs no instruction that needs BuildKit (no heredocs, no cache mounts): buildah 1.28 builds it too.
 
-ARG PYTHON_IMAGE=python:3.11-slim-bookworm
-ARG MAVEN_IMAGE=maven:3.9-eclipse-temurin-17
-
-# ---- jars: the Spark Kafka connector and the Kafka broker, resolved from Maven Central by the provisioning script.
-FROM ${MAVEN_IMAGE} AS jars
-WORKDIR /src
-COPY versions.env ./
-COPY scripts/provision.sh scripts/maven-settings.xml scripts/
-RUN scripts/provision.sh spark-jars kafka
+ARG DEBIAN_IMAGE=debian:bookworm-slim
+ARG PYTHON_PACKAGE=python3.11
+ARG JRE_PACKAGE=openjdk-17-jre-headless
+ARG JDK_PACKAGE=openjdk-17-jdk-headless
+# PIP_CERT and MAVEN_OPTS (stages jars, build, evaluator) are unset unless the build passes them: behind a
+# TLS-inspecting proxy scripts/image.sh mounts the host's trust stores for RUN only (never in a layer) and names them
+# there, PIP_CERT for pip and MAVEN_OPTS=-Djavax.net.ssl.trustStore=... for Maven.
 
 # ---- base: Python, a Java runtime for Spark and Kafka, tini as PID 1, and the unprivileged user (uid 185).
-FROM ${PYTHON_IMAGE} AS base
+FROM ${DEBIAN_IMAGE} AS base
+ARG PYTHON_PACKAGE
+ARG JRE_PACKAGE
 RUN mkdir -p /usr/share/man/man1 \
     && apt-get update \
-    && apt-get install -y --no-install-recommends openjdk-17-jre-headless tini \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+       "${PYTHON_PACKAGE}" "${PYTHON_PACKAGE}-venv" "${JRE_PACKAGE}" tini \
+    && apt-get clean \
     && rm -rf /var/lib/apt/lists/* \
+    && ln -s "$(command -v "${PYTHON_PACKAGE}")" /usr/local/bin/python \
     && ln -s "$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")" /opt/java \
     && groupadd --system --gid 185 fraudstream \
     && useradd --system --uid 185 --gid 185 --home-dir /tmp --shell /usr/sbin/nologin fraudstream
@@ -35,8 +41,25 @@ ENV JAVA_HOME=/opt/java \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
 
+# ---- maven: the base with Debian's JDK and Maven, for the build stages that run scripts/provision.sh.
+FROM base AS maven
+ARG JDK_PACKAGE
+RUN apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${JDK_PACKAGE}" maven \
+    && apt-get clean \
+    && rm -rf /var/lib/apt/lists/*
+
+# ---- jars: the Spark Kafka connector and the Kafka broker, resolved from Maven Central by the provisioning script.
+FROM maven AS jars
+ARG MAVEN_OPTS
+WORKDIR /src
+COPY versions.env ./
+COPY scripts/provision.sh scripts/maven-settings.xml scripts/
+RUN scripts/provision.sh spark-jars kafka
+
 # ---- build: the project and its pinned dependencies in a virtualenv.
 FROM base AS build
+ARG PIP_CERT
 RUN python -m venv /opt/venv
 WORKDIR /src
 COPY pyproject.toml ./
@@ -48,7 +71,8 @@ RUN /opt/venv/bin/pip install --no-cache-dir . \
     && cp -r "$(/opt/venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars" /opt/pyspark-jars
 
 # ---- evaluator: the JVM evaluator's jar, built with Maven against the Spark jars of the very pyspark the image runs.
-FROM ${MAVEN_IMAGE} AS evaluator
+FROM maven AS evaluator
+ARG MAVEN_OPTS
 WORKDIR /src
 COPY versions.env ./
 COPY scripts/provision.sh scripts/maven-settings.xml scripts/evaluator-maven.sh scripts/
@@ -75,50 +99,9 @@ COPY --from=build /opt/venv /opt/venv
 RUN ln -s "$(/opt/venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')" /opt/spark
 COPY --from=jars /src/.cache/spark-jars/ /opt/fraudstream/spark-jars/
 COPY --from=evaluator /src/.cache/evaluator/fraudstream-evaluator.jar /opt/fraudstream/evaluator/
-COPY --chmod=0755 <<'EOF' /opt/fraudstream/entrypoint.sh
-#!/bin/bash
-# The fraudstream image's entrypoint. Spark on Kubernetes starts executor pods with the argument `executor` (and the
-# Spark Kubernetes Operator starts driver pods with `driver`); any other command runs as given, e.g.
-# `python -m fraudstream_operator`.
-set -euo pipefail
-case "${1:-}" in
-  driver)
-    shift
-    exec "$SPARK_HOME/bin/spark-submit" --deploy-mode client \
-      --conf "spark.driver.bindAddress=${SPARK_DRIVER_BIND_ADDRESS:-0.0.0.0}" "$@"
-    ;;
-  executor)
-    shift
-    # The driver passes the executor JVM's options as SPARK_JAVA_OPT_0, SPARK_JAVA_OPT_1, ..., in this order.
-    java_opts=()
-    for i in $(env | sed -n 's/^SPARK_JAVA_OPT_\([0-9][0-9]*\)=.*/\1/p' | sort -n); do
-      var="SPARK_JAVA_OPT_$i"
-      java_opts+=("${!var}")
-    done
-    classpath="${SPARK_CONF_DIR:+$SPARK_CONF_DIR:}${SPARK_CLASSPATH:+$SPARK_CLASSPATH:}$SPARK_HOME/jars/*"
-    classpath="$classpath${SPARK_EXTRA_CLASSPATH:+:$SPARK_EXTRA_CLASSPATH}"
-    exec "$JAVA_HOME/bin/java" "${java_opts[@]}" -Xms"$SPARK_EXECUTOR_MEMORY" -Xmx"$SPARK_EXECUTOR_MEMORY" \
-      -cp "$classpath" org.apache.spark.scheduler.cluster.k8s.KubernetesExecutorBackend \
-      --driver-url "$SPARK_DRIVER_URL" --executor-id "$SPARK_EXECUTOR_ID" --cores "$SPARK_EXECUTOR_CORES" \
-      --app-id "$SPARK_APPLICATION_ID" --hostname "$SPARK_EXECUTOR_POD_IP" \
-      --resourceProfileId "${SPARK_RESOURCE_PROFILE_ID:-0}" --podName "$SPARK_EXECUTOR_POD_NAME"
-    ;;
-  "")
-    echo "usage: a command, e.g. python -m fraudstream_operator | python -m fraudstream_detector | python -m fraudstream_generator" >&2
-    exit 64
-    ;;
-  *)
-    exec "$@"
-    ;;
-esac
-EOF
-COPY <<'EOF' /opt/fraudstream/detector.py
-"""The detector as a spark-submit main file (the SparkApplication's pyFiles): `python -m fraudstream_detector`."""
-
-import runpy
-
-runpy.run_module("fraudstream_detector", run_name="__main__", alter_sys=True)
-EOF
+# The entrypoint (`executor` and `driver` for Spark on Kubernetes) and the detector as a spark-submit main file.
+COPY --chmod=0755 services/image/entrypoint.sh /opt/fraudstream/entrypoint.sh
+COPY services/image/detector_main.py /opt/fraudstream/detector.py
 ENV PATH=/opt/venv/bin:$PATH \
     SPARK_HOME=/opt/spark \
     FRAUDSTREAM_SPARK_JARS=/opt/fraudstream/spark-jars \

@@ -23,6 +23,8 @@ help:
 	@echo "make bench-sweep - the highest rate that holds p99 <= 500 ms; SWEEP_ARGS=\"--rates 1000,1500\" passes options"
 	@echo "make k8s-up   - a real single-node Kubernetes on this machine (root); writes .local/k8s.env"
 	@echo "make k8s-down - stop it and remove every trace of it"
+	@echo "make image    - the images from the Dockerfile without Docker (root; buildah on a debootstrapped base),"
+	@echo "                imported into the local node's containerd when it runs"
 
 install:
 	@scripts/provision.sh all monitoring monitoring-crds k8s-node
@@ -74,7 +76,8 @@ KUBECTL ?= .cache/bin/kubectl
 KIND_CLUSTER ?= fraudstream
 KIND_NAMESPACE ?= fraudstream
 KIND_CONTEXT = kind-$(KIND_CLUSTER)
-DOCKER_BUILD_ARGS = --build-arg PYTHON_IMAGE=$(PYTHON_IMAGE) --build-arg MAVEN_IMAGE=$(MAVEN_IMAGE)
+IMAGE_BUILD_ARGS := DEBIAN_IMAGE PYTHON_PACKAGE JRE_PACKAGE JDK_PACKAGE
+DOCKER_BUILD_ARGS = $(foreach arg,$(IMAGE_BUILD_ARGS),--build-arg $(arg)=$($(arg)))
 
 .PHONY: kind-up kind-deploy kind-tools
 
@@ -124,3 +127,19 @@ k8s-up:
 
 k8s-down:
 	@if [ -x $(PY) ]; then $(PY) -m fraudstream_localstack.node down --state-dir "$(K8S_STATE)"; else echo "k8s: down"; fi
+
+# ---- The images without Docker (issue #13): scripts/image.sh; see docs/kubernetes.md "The image" ------------------
+# Builds targets app and kafka with buildah on a debootstrapped debian:bookworm-slim (cached under .cache/image/) and
+# writes .cache/image/images.env (content-addressed names and archives). When the local node of K8S_STATE runs, both
+# images are imported into its containerd (namespace k8s.io), where kubelet finds them.
+K8S_ENV ?= $(if $(filter .local/k8s,$(K8S_STATE)),.local/k8s.env,$(K8S_STATE)/k8s.env)
+
+.PHONY: image
+
+image:
+	@set -e; unset K8S_CONTAINERD_ADDRESS; \
+	if [ -f "$(K8S_ENV)" ]; then . "$(K8S_ENV)"; fi; \
+	if [ -n "$${K8S_CONTAINERD_ADDRESS:-}" ] && [ ! -S "$$K8S_CONTAINERD_ADDRESS" ]; then \
+	  echo "fraudstream: the node of $(K8S_ENV) is not running; building without importing"; unset K8S_CONTAINERD_ADDRESS; \
+	fi; \
+	scripts/image.sh

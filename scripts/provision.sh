@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs fraudstream's local toolchain into the checkout, idempotently.
-#   scripts/provision.sh [python|kafka|spark-jars|evaluator|k8s|k8s-node|monitoring|monitoring-crds|all]...
+#   scripts/provision.sh [python|kafka|spark-jars|evaluator|k8s|k8s-node|image-tools|monitoring|monitoring-crds|all]...
 # Everything lands under .cache/ (binaries, jars, stamps) and .venv/; versions come from versions.env only.
 # A step whose stamp matches its pinned versions is skipped, so a second run costs seconds.
 set -euo pipefail
@@ -284,6 +284,21 @@ node_images() {
 }
 
 k8s_node() { node_packages; k8s; node_binaries; node_images; }
+
+# image_tools: what `make image` (scripts/image.sh) builds the Dockerfile with, from Debian: buildah (with
+# --isolation chroot: no container runtime of its own), debootstrap (the base image) and containerd's `ctr` and runc
+# (the node's packages: the built image is imported into containerd and the image test runs it there).
+image_tools() {
+  local specs=("buildah=$DEB_BUILDAH_VERSION" "debootstrap=$DEB_DEBOOTSTRAP_VERSION"
+    "containerd=$DEB_CONTAINERD_VERSION" "runc=$DEB_RUNC_VERSION")
+  local have
+  have=$(dpkg-query -W -f='${Package}=${Version} ' "${specs[@]%%=*}" 2>/dev/null || true)
+  if stamped image-tools "$have" && command -v buildah >/dev/null && command -v debootstrap >/dev/null \
+    && command -v ctr >/dev/null && command -v runc >/dev/null; then return; fi
+  apt_install_pinned image-tools "${specs[@]}"
+  have=$(dpkg-query -W -f='${Package}=${Version} ' "${specs[@]%%=*}")
+  stamp image-tools "$have"
+}
 # ---- end of issue #13 steps ---------------------------------------------------------------------------------------
 
 # spark-repository: the jars the detector's Spark runs with, installed into the project's Maven repository
@@ -384,10 +399,11 @@ for s in "${steps[@]}"; do
     spark-jars) spark_jars ;;
     k8s) k8s ;;
     k8s-node) k8s_node ;;
+    image-tools) image_tools ;;
     monitoring) monitoring ;;
     monitoring-crds) monitoring_crds ;;
     evaluator) evaluator ;;
     all) python_env; kafka; spark_jars; evaluator; k8s ;;
-    *) die "unknown step '$s' (python|kafka|spark-jars|evaluator|k8s|k8s-node|monitoring|monitoring-crds|all)" ;;
+    *) die "unknown step '$s' (python|kafka|spark-jars|evaluator|k8s|k8s-node|image-tools|monitoring|monitoring-crds|all)" ;;
   esac
 done

@@ -1,5 +1,6 @@
 """The Dockerfile, read and exercised without a Docker engine: targets, pins (one source of truth), non-root users,
-the build context, and the entrypoint Spark on Kubernetes relies on, run with a stand-in `java`."""
+the build context, and the entrypoint Spark on Kubernetes relies on, run with a stand-in `java`. The image itself,
+built with buildah and run in containerd, is tested in tests/integration/test_image.py."""
 
 from __future__ import annotations
 
@@ -27,14 +28,13 @@ class Stage:
     name: str
     base: str
     instructions: list[tuple[str, str]] = field(default_factory=list)
-    heredocs: dict[str, str] = field(default_factory=dict)
 
     def args(self, instruction: str) -> list[str]:
         return [rest for op, rest in self.instructions if op == instruction]
 
 
 def parse() -> tuple[dict[str, str], list[Stage]]:
-    """Global ARG defaults and the stages, with continuation lines joined and COPY heredocs collected by target."""
+    """Global ARG defaults and the stages, with continuation lines joined."""
     lines = DOCKERFILE.read_text().splitlines()
     global_args: dict[str, str] = {}
     stages: list[Stage] = []
@@ -49,11 +49,6 @@ def parse() -> tuple[dict[str, str], list[Stage]]:
             i += 1
         op, _, rest = line.partition(" ")
         op = op.upper()
-        heredoc = re.match(r"(?:--\S+\s+)*<<'?(\w+)'?\s+(\S+)$", rest) if op == "COPY" else None
-        if heredoc:
-            end = lines.index(heredoc.group(1), i)
-            stages[-1].heredocs[heredoc.group(2)] = "\n".join(lines[i:end]) + "\n"
-            i = end + 1
         if op == "FROM":
             base, _, name = rest.partition(" AS ")
             stages.append(Stage(name.strip(), base.strip()))
@@ -67,27 +62,56 @@ def parse() -> tuple[dict[str, str], list[Stage]]:
 
 GLOBAL_ARGS, STAGES = parse()
 BY_NAME = {s.name: s for s in STAGES}
-ENTRYPOINT = BY_NAME["app"].heredocs["/opt/fraudstream/entrypoint.sh"]
-DETECTOR_MAIN = BY_NAME["app"].heredocs["/opt/fraudstream/detector.py"]
+IMAGE_FILES = ROOT / "services" / "image"
+ENTRYPOINT = (IMAGE_FILES / "entrypoint.sh").read_text()
+DETECTOR_MAIN = (IMAGE_FILES / "detector_main.py").read_text()
+BUILD_ARGS = ("DEBIAN_IMAGE", "PYTHON_PACKAGE", "JRE_PACKAGE", "JDK_PACKAGE")
 
 
 def test_targets_and_default() -> None:
-    assert [s.name for s in STAGES] == ["jars", "base", "build", "evaluator", "kafka", "app"]
+    assert [s.name for s in STAGES] == ["base", "maven", "jars", "build", "evaluator", "kafka", "app"]
     assert STAGES[-1].name == "app", "a plain `docker build .` must give the application image"
 
 
-def test_base_images_are_the_versions_env_pins() -> None:
+def test_build_arguments_are_the_versions_env_pins() -> None:
     pins = versions()
-    assert {"PYTHON_IMAGE": pins["PYTHON_IMAGE"], "MAVEN_IMAGE": pins["MAVEN_IMAGE"]} == GLOBAL_ARGS
-    assert BY_NAME["jars"].base == "${MAVEN_IMAGE}"
-    assert BY_NAME["base"].base == "${PYTHON_IMAGE}"
+    assert {arg: pins[arg] for arg in BUILD_ARGS} == GLOBAL_ARGS
 
 
-def test_python_image_satisfies_requires_python() -> None:
+def test_every_stage_starts_from_the_one_debian_image() -> None:
+    """Only `base` names an image; the others build on it, so buildah needs no image but the debootstrapped one."""
+    assert BY_NAME["base"].base == "${DEBIAN_IMAGE}"
+    assert {s.name: s.base for s in STAGES if s.name != "base"} == {
+        "maven": "base",
+        "jars": "maven",
+        "build": "base",
+        "evaluator": "maven",
+        "kafka": "base",
+        "app": "base",
+    }
+    suite = re.fullmatch(r"debian:[a-z]+-slim", versions()["DEBIAN_IMAGE"])
+    assert suite, "scripts/image.sh debootstraps the suite the tag names"
+
+
+def test_python_and_java_are_the_debian_packages_of_the_project_versions() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     minimum = tuple(int(x) for x in project["requires-python"].removeprefix(">=").split("."))
-    tag = re.search(r":(\d+)\.(\d+)", versions()["PYTHON_IMAGE"])
-    assert tag and (int(tag.group(1)), int(tag.group(2))) >= minimum
+    pins = versions()
+    python = re.fullmatch(r"python(\d+)\.(\d+)", pins["PYTHON_PACKAGE"])
+    assert python and (int(python.group(1)), int(python.group(2))) >= minimum
+    assert pins["JRE_PACKAGE"] == f"openjdk-{pins['JAVA_RELEASE']}-jre-headless"
+    assert pins["JDK_PACKAGE"] == f"openjdk-{pins['JAVA_RELEASE']}-jdk-headless"
+    (install,) = BY_NAME["base"].args("RUN")
+    assert '"${PYTHON_PACKAGE}" "${PYTHON_PACKAGE}-venv" "${JRE_PACKAGE}" tini' in install
+    (maven,) = BY_NAME["maven"].args("RUN")
+    assert '"${JDK_PACKAGE}" maven' in maven
+
+
+def test_no_instruction_needs_buildkit() -> None:
+    """buildah 1.28 (Debian bookworm's, what `make image` uses) has no heredocs and no RUN --mount."""
+    text = DOCKERFILE.read_text()
+    assert "<<" not in text
+    assert not any(rest.startswith("--mount") for stage in STAGES for rest in stage.args("RUN"))
 
 
 def test_java_artifacts_and_python_packages_come_from_the_project_pins() -> None:
@@ -101,7 +125,7 @@ def test_java_artifacts_and_python_packages_come_from_the_project_pins() -> None
 
 def test_the_jvm_evaluator_is_built_by_the_provisioning_script_against_the_images_pyspark() -> None:
     stage = BY_NAME["evaluator"]
-    assert stage.base == "${MAVEN_IMAGE}"
+    assert stage.base == "maven"
     assert stage.args("RUN") == ["PYSPARK_JARS_DIR=/opt/pyspark-jars scripts/provision.sh evaluator"]
     assert "--from=build /opt/pyspark-jars/ /opt/pyspark-jars/" in stage.args("COPY")
     jar = "/opt/fraudstream/evaluator/fraudstream-evaluator.jar"
@@ -165,6 +189,12 @@ def test_kafka_image_matches_the_start_script_defaults() -> None:
     assert "KAFKA_LIBS:=/opt/kafka/libs" in script
     assert "scripts/config/kafka-log4j2.properties /opt/kafka/config/log4j2.properties" in copies
     assert "KAFKA_LOG4J_CONFIG:=/opt/kafka/config/log4j2.properties" in script
+
+
+def test_entrypoint_and_detector_main_are_copied_from_services_image() -> None:
+    copies = BY_NAME["app"].args("COPY")
+    assert "--chmod=0755 services/image/entrypoint.sh /opt/fraudstream/entrypoint.sh" in copies
+    assert "services/image/detector_main.py /opt/fraudstream/detector.py" in copies
 
 
 def test_chart_paths_exist_in_the_image() -> None:

@@ -93,7 +93,8 @@ def test_kind_deploy_builds_loads_installs_and_applies_the_example_rules(tools: 
     builds = [c for c in issued if c[:2] == ["docker", "build"]]
     assert [b[b.index("--target") + 1] for b in builds] == ["app", "kafka"]
     for build in builds:
-        assert f"PYTHON_IMAGE={pins['PYTHON_IMAGE']}" in build and f"MAVEN_IMAGE={pins['MAVEN_IMAGE']}" in build
+        for arg in ("DEBIAN_IMAGE", "PYTHON_PACKAGE", "JRE_PACKAGE", "JDK_PACKAGE"):
+            assert f"{arg}={pins[arg]}" in build, arg
     tag = IMAGE_ID.split(":")[1][:12]
     assert [
         "kind",
