@@ -110,6 +110,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYSPARK_DRIVER_PYTHON=/opt/venv/bin/python
 USER 185:185
 WORKDIR /opt/fraudstream
-EXPOSE 9108 9109
+# Metrics: the detector's driver 9108 and evaluator 9111 (each executor too), the operator 9109, the generator 9110.
+EXPOSE 9108 9109 9110 9111
 ENTRYPOINT ["/usr/bin/tini", "--", "/opt/fraudstream/entrypoint.sh"]
 CMD ["python", "-m", "fraudstream_operator"]
