@@ -162,17 +162,31 @@ def detector_process(
     return ManagedProcess("detector", [*argv, *extra_args], log, env=env).start(), endpoints
 
 
-def scrape(endpoints: DetectorEndpoints) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    """Every sample the detector serves, by (name, labels), summed over its endpoints (as PromQL's `sum`)."""
-    samples: dict[tuple[str, frozenset[tuple[str, str]]], float] = {}
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def _add_samples(samples: Samples, exposition: str) -> Samples:
+    """`samples` plus every sample of a Prometheus text exposition, by (name, labels), summed as PromQL's `sum`."""
+    for family in text_string_to_metric_families(exposition):
+        for sample in family.samples:
+            key = (sample.name, frozenset(sample.labels.items()))
+            samples[key] = samples.get(key, 0.0) + sample.value
+    return samples
+
+
+def scrape(endpoints: DetectorEndpoints) -> Samples:
+    """Every sample the detector serves, by (name, labels), summed over its endpoints."""
+    samples: Samples = {}
     for url in endpoints.metrics_urls:
         with urllib.request.urlopen(url, timeout=5) as response:
-            text = response.read().decode()
-        for family in text_string_to_metric_families(text):
-            for sample in family.samples:
-                key = (sample.name, frozenset(sample.labels.items()))
-                samples[key] = samples.get(key, 0.0) + sample.value
+            _add_samples(samples, response.read().decode())
     return samples
+
+
+def evaluator_samples(spark: Any, config: DetectorConfig) -> Samples:
+    """What the JVM evaluator of an in-process detector (its tasks in this test's driver JVM) would serve."""
+    metrics = spark._jvm.io.fraudstream.evaluator.spark.EvaluatorMetrics.of(str(config.checkpoint_dir))
+    return _add_samples({}, metrics.exposition())
 
 
 def sample(endpoints: DetectorEndpoints, name: str, **labels: str) -> float:

@@ -12,7 +12,7 @@ from confluent_kafka import Producer
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.processes import wait_for
-from tests.integration.detector.harness import Script, detector_config, running_detector
+from tests.integration.detector.harness import Script, detector_config, evaluator_samples, running_detector
 from tests.integration.detector.test_pipeline import spec
 from tests.kafka_helpers import consume_until
 
@@ -48,13 +48,9 @@ def test_a_reorder_wait_evaluates_two_partitions_in_ingestion_order(
         detector.settle(script, preexisting=2)
         expected = {"largest", "later"} if reorder_wait_ms else {"largest"}
         got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= len(expected), timeout_s=60)
-        source = spark._jvm.io.fraudstream.evaluator.spark.EvaluatorMetrics.of(str(checkpoint))
-        observed = {"outOfOrder": 0}
-
-        def reported() -> bool:
-            observed["outOfOrder"] += json.loads(source.drain())["outOfOrder"]
-            return observed["outOfOrder"] >= (0 if reorder_wait_ms else 1)
-
-        wait_for(reported, 30, "the out-of-order count")
+        out_of_order = ("fraud_out_of_order_total", frozenset())
+        wanted = 0 if reorder_wait_ms else 1
+        wait_for(lambda: evaluator_samples(spark, config).get(out_of_order, 0) >= wanted, 30, "the out-of-order count")
+        counted = evaluator_samples(spark, config).get(out_of_order, 0)
     assert {json.loads(m.value())["transactionId"] for m in got} == expected
-    assert observed["outOfOrder"] == (0 if reorder_wait_ms else 1)
+    assert counted == wanted

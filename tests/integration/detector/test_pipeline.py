@@ -14,7 +14,7 @@ from fraudstream_localstack.processes import wait_for
 from fraudstream_rules.exceptions import InvalidTransactionError
 from fraudstream_rules.model import parse_rule_message
 from fraudstream_rules.transactions import parse_transaction
-from tests.integration.detector.harness import Script, detector_config, running_detector
+from tests.integration.detector.harness import Script, detector_config, evaluator_samples, running_detector
 from tests.kafka_helpers import consume_until
 from tests.unit.rules import oracle
 
@@ -147,22 +147,30 @@ def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_runni
     assert {json.loads(m.value())["transactionId"] for m in alerts} == {"ok2"}
     if evaluator == "jvm":
         # What the Python driver exports as metrics: each outcome counted once, the alert's latency observed.
-        source = spark._jvm.io.fraudstream.evaluator.spark.EvaluatorMetrics.of(str(config.checkpoint_dir))
-        observed: dict[str, Any] = {"alerts": [], "dlq": {}, "transactions": {}, "skipped": [], "records": 0}
+        def served(name: str, **labels: str) -> float:
+            return evaluator_samples(spark, config).get((name, frozenset(labels.items())), 0.0)
 
-        def all_observed() -> bool:
-            drained = json.loads(source.drain())
-            observed["alerts"] += drained["alerts"]
-            observed["skipped"] += drained["skipped"]
-            observed["records"] += drained["records"]
-            for section in ("dlq", "transactions"):
-                for key, count in drained[section].items():
-                    observed[section][key] = observed[section].get(key, 0) + count
-            return bool(observed["alerts"]) and sum(observed["dlq"].values()) >= 3
-
-        wait_for(all_observed, 30, "the evaluator's metrics")
-        assert observed["transactions"] == {"evaluated": 4, "invalid": 2, "late": 1}
-        assert [rule for rule, _ in observed["alerts"]] == ["ns/sum"]
-        assert observed["dlq"] == {"unparseable": 1, "invalid": 1, "late": 1}
-        assert observed["skipped"] == [["ns/sum", "non-numeric", 1]]
-        assert observed["records"] == len(script.records)
+        wait_for(
+            lambda: (
+                served("fraud_alerts_total", rule_id="ns/sum") >= 1
+                and sum(served("fraud_dlq_records_total", error=e) for e in ("unparseable", "invalid", "late")) >= 3
+            ),
+            30,
+            "the evaluator's metrics",
+        )
+        samples = evaluator_samples(spark, config)
+        outcomes = {
+            dict(labels)["outcome"]: value
+            for (name, labels), value in samples.items()
+            if name == "fraud_transactions_total" and value
+        }
+        assert outcomes == {"evaluated": 4, "invalid": 2, "late": 1}
+        alerts = {dict(labels)["rule_id"]: v for (n, labels), v in samples.items() if n == "fraud_alerts_total"}
+        assert alerts == {"ns/sum": 1}
+        assert samples[("fraud_alert_latency_seconds_count", frozenset())] == 1
+        dlq = {dict(labels)["error"]: v for (n, labels), v in samples.items() if n == "fraud_dlq_records_total" and v}
+        assert dlq == {"unparseable": 1, "invalid": 1, "late": 1}
+        skipped = {tuple(sorted(dict(labels).items())): v for (n, labels), v in samples.items()
+                   if n == "fraud_rule_skipped_total"}  # fmt: skip
+        assert skipped == {(("reason", "non-numeric"), ("rule_id", "ns/sum")): 1}
+        assert samples[("fraud_input_rows_total", frozenset())] == len(script.records)
