@@ -235,16 +235,17 @@ The name of the detector's checkpoint claim, or "" when the checkpoint is not pe
 {{- end }}
 
 {{/*
-The detector's Spark master: detector.master as given, or by default local[8] for the Deployment (Real-time Mode
-runs all the evaluator's tasks in the driver's JVM, which serves their metrics), else (a SparkApplication) the
-Kubernetes API server (executor pods).
+The detector's Spark master: detector.master as given, or by default local[N] for the Deployment (Real-time Mode
+runs all the evaluator's tasks in the driver's JVM, which serves their metrics), with N = 2 x shufflePartitions + 4:
+a slot for each task of the two stateful stages, one for the rules topic and three for transactions partitions;
+else (a SparkApplication) the Kubernetes API server (executor pods).
 */}}
 {{- define "fraudstream.sparkMaster" -}}
 {{- $d := .Values.detector }}
 {{- if $d.master }}
 {{- $d.master }}
 {{- else if eq $d.mode "deployment" }}
-{{- "local[8]" }}
+{{- printf "local[%d]" (add 4 (mul 2 (int64 $d.shufflePartitions))) }}
 {{- else }}
 {{- "k8s://https://kubernetes.default.svc:443" }}
 {{- end }}
