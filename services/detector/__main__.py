@@ -30,9 +30,8 @@ from .config import DetectorConfig, parse_config
 from .endpoints import Endpoints
 from .jvm_evaluator import EvaluatorProgress, evaluator_conf
 from .liveness import Liveness, Progress
-from .pipeline import ProgressMetrics, start_jvm_query, start_python_query
+from .pipeline import ProgressMetrics, start_query
 from .session import build_session
-from .sink import BatchSink
 
 log = logging.getLogger("fraudstream_detector")
 HEALTHY_RUN_S = 60.0
@@ -86,10 +85,9 @@ class EndOffsets:
         self._consumer.close()
 
 
-def watch(liveness: Liveness, offsets: EndOffsets, evaluator: EvaluatorProgress | None, stop: threading.Event) -> None:
+def watch(liveness: Liveness, offsets: EndOffsets, evaluator: EvaluatorProgress, stop: threading.Event) -> None:
     while not stop.wait(WATCH_INTERVAL_S):
-        if evaluator is not None:
-            evaluator.poll()
+        evaluator.poll()
         liveness.tick(offsets.read(), time.monotonic(), int(time.time() * 1000))
 
 
@@ -122,14 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         log.error("%s", problem)
     max_request_bytes = max(limits[cfg.topics.alerts], limits[cfg.topics.dlq])
     conf = {"spark.driver.memory": cfg.driver_memory} if cfg.driver_memory else {}
-    if cfg.evaluator == "jvm":
-        conf.update(evaluator_conf(cfg))
-    else:
-        metrics.serve_evaluator_metrics()
+    conf.update(evaluator_conf(cfg))
     spark = build_session("fraudstream-detector", cfg.master, cfg.shuffle_partitions, conf)
-    spark.streams.addListener(ProgressMetrics(count_input_rows=cfg.evaluator == "python"))
-    evaluator = EvaluatorProgress(spark, cfg.evaluator_metrics_port, progress) if cfg.evaluator == "jvm" else None
-    sink = BatchSink(cfg.kafka, cfg.topics, max_request_bytes, progress) if cfg.evaluator == "python" else None
+    spark.streams.addListener(ProgressMetrics())
+    evaluator = EvaluatorProgress(spark, cfg.evaluator_metrics_port, progress)
     offsets = EndOffsets(cfg.kafka, cfg.topics.transactions, cfg.group_id_prefix)
     watcher = threading.Thread(
         target=watch, args=(liveness, offsets, evaluator, stop), name="detector-watch", daemon=True
@@ -138,13 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     backoff_s = 1.0
     try:
         while not stop.is_set():
-            query = (
-                start_jvm_query(spark, cfg, max_request_bytes) if sink is None else start_python_query(spark, cfg, sink)
-            )
+            query = start_query(spark, cfg, max_request_bytes)
             started = time.monotonic()
             liveness.query_state(True, started)
             ready.set()
-            log.info("detector query started (%s evaluator, checkpoint %s)", cfg.evaluator, cfg.checkpoint_dir)
+            log.info("detector query started (checkpoint %s)", cfg.checkpoint_dir)
             while query.isActive and not stop.wait(0.5):
                 pass
             if stop.is_set():

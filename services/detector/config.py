@@ -11,20 +11,16 @@ from pathlib import Path
 from fraudstream_kafka.acls import DETECTOR_GROUP_PREFIX
 from fraudstream_kafka.settings import KafkaSettings, Topics
 
-EVALUATORS = ("jvm", "python")
-# Settings only one evaluator reads: the evaluator, and why the other has no use for them. Given to the other one
-# (by flag or environment) with a value other than the default, they are refused, never silently ignored.
-EVALUATOR_ONLY = {
-    "trigger": ("python", "the jvm evaluator runs under Real-time Mode; its interval is --checkpoint-interval"),
-    "max_offsets_per_trigger": ("python", "Real-time Mode reads each record as it arrives, in no batches"),
-    "reorder_wait_ms": ("jvm", "the python evaluator orders each micro-batch"),
-    "checkpoint_interval": ("jvm", "the python evaluator checkpoints every micro-batch; its interval is --trigger"),
-    "rules_catch_up_timeout_ms": ("jvm", "the python evaluator has no catch-up: rules reach it batch by batch"),
-    "evaluator_metrics_port": ("jvm", "the python evaluator's metrics are served by the driver on --metrics-port"),
+# Settings of the retired Python evaluator: still set in an environment, they are refused with this reason rather
+# than ignored (their flags are unknown to the parser, which refuses them itself).
+REMOVED_SETTINGS = {
+    "DETECTOR_EVALUATOR": "there is one evaluator, the JVM evaluator under Real-time Mode",
+    "DETECTOR_TRIGGER": "Real-time Mode checkpoints every DETECTOR_CHECKPOINT_INTERVAL",
+    "DETECTOR_MAX_OFFSETS_PER_TRIGGER": "Real-time Mode reads each record as it arrives, in no batches",
 }
 # Real-time Mode runs every stage at once: a slot per transactions partition, the rules partition, each bucket and
 # each report partition.
-DEFAULT_MASTERS = {"jvm": "local[8]", "python": "local[2]"}
+DEFAULT_MASTER = "local[8]"
 
 
 @dataclass(frozen=True)
@@ -34,13 +30,10 @@ class DetectorConfig:
     checkpoint_dir: Path
     lateness_ms: int
     shuffle_partitions: int
-    trigger_interval: str
     starting_offsets: str
-    max_offsets_per_trigger: int | None
     metrics_port: int
     master: str
     sweep_interval_ms: int = 600_000
-    evaluator: str = "jvm"
     checkpoint_interval: str = "5 minutes"
     driver_memory: str = ""
     rules_catch_up_timeout_ms: int = 60_000
@@ -65,19 +58,16 @@ class DetectorConfig:
 def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.environ) -> DetectorConfig:
     """Flags override environment variables (named in each flag's help), which override the local defaults.
 
-    A setting that does not apply to the chosen evaluator (EVALUATOR_ONLY) is refused (argparse exits with a message
-    naming the flag, its variable and why) when its value differs from the default, whether it came from the command
-    line or the environment, so that no setting is silently ignored. Its default is accepted, since it changes
-    nothing (the chart passes every setting to either evaluator).
+    No setting is silently ignored: an unknown flag, and a variable of REMOVED_SETTINGS, are refused (argparse exits
+    with a message saying why).
     """
-    p = argparse.ArgumentParser(prog="fraudstream_detector", description="fraudstream Spark detector")
-    defaults: dict[str, tuple[str, str, object]] = {}
+    # No abbreviations: a retired flag such as --evaluator must not pass for a prefix of a current one.
+    p = argparse.ArgumentParser(
+        prog="fraudstream_detector", description="fraudstream Spark detector", allow_abbrev=False
+    )
 
     def opt(flag: str, var: str, default: str, help_: str, type: type = str) -> None:
-        action = p.add_argument(
-            flag, default=env.get(var, default), type=type, help=f"{help_} (env {var}, default {default!r})"
-        )
-        defaults[action.dest] = (flag, var, type(default))
+        p.add_argument(flag, default=env.get(var, default), type=type, help=f"{help_} (env {var}, default {default!r})")
 
     opt("--checkpoint-dir", "DETECTOR_CHECKPOINT_DIR", ".local/checkpoints/detector", "checkpoint location")
     opt("--lateness-ms", "DETECTOR_LATENESS_MS", "60000", "allowed lateness beyond a key group's widest window", int)
@@ -92,26 +82,18 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         "--reorder-wait-ms",
         "DETECTOR_REORDER_WAIT_MS",
         "0",
-        "jvm evaluator: how long a record may wait for earlier-ingested records of other partitions",
+        "how long a record may wait for earlier-ingested records of other partitions",
         int,
     )
     opt("--shuffle-partitions", "DETECTOR_SHUFFLE_PARTITIONS", "2", "state partitions (fixed per checkpoint)", type=int)
-    opt("--trigger", "DETECTOR_TRIGGER", "0 seconds", "python evaluator: micro-batch trigger interval")
     opt("--starting-offsets", "DETECTOR_STARTING_OFFSETS", "latest", "transactions start without checkpoint")
-    opt(
-        "--max-offsets-per-trigger",
-        "DETECTOR_MAX_OFFSETS_PER_TRIGGER",
-        "0",
-        "python evaluator: cap per batch, 0 = none",
-        type=int,
-    )
     opt("--metrics-port", "DETECTOR_METRICS_PORT", "9108", "port of /metrics, /livez and /readyz", type=int)
     opt("--metrics-addr", "DETECTOR_METRICS_ADDR", "0.0.0.0", "address /metrics, /livez and /readyz bind to")
     opt(
         "--evaluator-metrics-port",
         "DETECTOR_EVALUATOR_METRICS_PORT",
         "9111",
-        "jvm evaluator: port of the evaluation metrics each JVM that runs its tasks serves (every executor, or the "
+        "port of the evaluation metrics each JVM that runs the evaluator's tasks serves (every executor, or the "
         "driver with a local[N] master), on every interface; 0: not served",
         type=int,
     )
@@ -128,18 +110,11 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         "/livez fails once the query is down, or input waits without progress, for this long",
         type=float,
     )
-    p.add_argument(
-        "--evaluator",
-        choices=EVALUATORS,
-        default=env.get("DETECTOR_EVALUATOR", "jvm"),
-        help="jvm: the JVM evaluator under Real-time Mode; python: the PySpark micro-batch evaluator "
-        "(env DETECTOR_EVALUATOR, default 'jvm')",
-    )
     opt(
         "--checkpoint-interval",
         "DETECTOR_CHECKPOINT_INTERVAL",
         "5 minutes",
-        "jvm evaluator: how often Real-time Mode checkpoints progress and state",
+        "how often Real-time Mode checkpoints progress and state",
     )
     opt(
         "--driver-memory",
@@ -151,14 +126,14 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         "--master",
         "SPARK_MASTER",
         "",
-        "Spark master (default local[8] for jvm: a task slot per stage; local[2] for python)",
+        f"Spark master (default {DEFAULT_MASTER}: a task slot per stage)",
     )
     opt("--sweep-interval-ms", "DETECTOR_SWEEP_INTERVAL_MS", "600000", "idle key-group sweep period", type=int)
     opt(
         "--rules-catch-up-timeout-ms",
         "DETECTOR_RULES_CATCH_UP_TIMEOUT_MS",
         "60000",
-        "jvm evaluator: longest a task holds transactions until it has read the rules topic to its end",
+        "longest a task holds transactions until it has read the rules topic to its end",
         type=int,
     )
     args = p.parse_args(argv)
@@ -167,23 +142,19 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
             p.error(f"--{name} must be >= 0, got {value}")
     if args.reorder_wait_ms < 0:
         p.error(f"--reorder-wait-ms must be >= 0, got {args.reorder_wait_ms}")
-    for dest, (evaluator, why) in EVALUATOR_ONLY.items():
-        flag, var, default = defaults[dest]
-        if args.evaluator != evaluator and getattr(args, dest) != default:
-            p.error(f"{flag} applies to the {evaluator} evaluator only ({why}); leave it (env {var}) at {default!r}")
+    for var, why in REMOVED_SETTINGS.items():
+        if var in env:
+            p.error(f"{var} is no longer read ({why}): unset it (the Python evaluator was retired)")
     return DetectorConfig(
         kafka=KafkaSettings.from_env(env),
         topics=Topics.from_env(env),
         checkpoint_dir=Path(args.checkpoint_dir),
         lateness_ms=args.lateness_ms,
         shuffle_partitions=args.shuffle_partitions,
-        trigger_interval=args.trigger,
         starting_offsets=args.starting_offsets,
-        max_offsets_per_trigger=args.max_offsets_per_trigger or None,
         metrics_port=args.metrics_port,
-        master=args.master or DEFAULT_MASTERS[args.evaluator],
+        master=args.master or DEFAULT_MASTER,
         sweep_interval_ms=args.sweep_interval_ms,
-        evaluator=args.evaluator,
         checkpoint_interval=args.checkpoint_interval,
         driver_memory=args.driver_memory,
         rules_catch_up_timeout_ms=args.rules_catch_up_timeout_ms,

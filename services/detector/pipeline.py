@@ -4,14 +4,10 @@
                                                      ├─ union ─ every record once per bucket ─ evaluate ─ publish
     rules topic (compacted, from its beginning) ─────┘
 
-The sources, the union, the fan-out, the trigger, the sink options and the query's start are here; what evaluates
-and what publishes depends on the evaluator:
-
-- jvm (start_jvm_query): Real-time Mode (`trigger(realTime=...)`, the checkpoint interval) admits no Python operator,
-  so both stateful stages (jvm_evaluator.evaluate) and the writer (jvm_evaluator.publish_to_kafka) are JVM code;
-  each record flows through as it arrives.
-- python (start_python_query): micro-batches, a Python transformWithState (processor.py) and a foreachBatch sink
-  (sink.py).
+The sources, the union, the fan-out, the trigger, the sink options and the query's start are here. Real-time Mode
+(`trigger(realTime=...)`, the checkpoint interval) admits no Python operator, so both stateful stages
+(jvm_evaluator.evaluate) and the writer (jvm_evaluator.publish_to_kafka) are JVM code; each record flows through as
+it arrives.
 
 Every bucket gets every record: rules must reach all state, and only the owner of a key group acts on it.
 """
@@ -28,8 +24,6 @@ from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from . import jvm_evaluator, metrics
 from .config import DetectorConfig
-from .processor import OUTPUT_SCHEMA, RuleEngineProcessor
-from .sink import BatchSink
 
 QUERY_NAME = "fraudstream-detector"
 log = logging.getLogger(__name__)
@@ -45,8 +39,6 @@ def _kafka_records(spark: SparkSession, cfg: DetectorConfig, topic: str, start: 
         .option("startingOffsets", start)
         .option("failOnDataLoss", "false")
     )
-    if not rule and cfg.max_offsets_per_trigger:
-        reader = reader.option("maxOffsetsPerTrigger", str(cfg.max_offsets_per_trigger))
     return reader.load().select(
         F.lit(rule).alias("rule"),
         "key",
@@ -66,8 +58,8 @@ def input_records(spark: SparkSession, cfg: DetectorConfig) -> DataFrame:
     return transactions.union(rules).withColumn("bucket", F.explode(F.sequence(F.lit(0), F.lit(cfg.buckets - 1))))
 
 
-def start_jvm_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> StreamingQuery:
-    """Starts the query with the JVM evaluator under Real-time Mode, checkpointing every cfg.checkpoint_interval;
+def start_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> StreamingQuery:
+    """Starts the query under Real-time Mode, checkpointing every cfg.checkpoint_interval;
     `max_request_bytes` is the largest record the writer's producer sends (the output topics' max.message.bytes)."""
     reported = jvm_evaluator.evaluate(input_records(spark, cfg), cfg)
     writer = (
@@ -81,39 +73,8 @@ def start_jvm_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes:
     return real_time.start()
 
 
-def start_python_query(spark: SparkSession, cfg: DetectorConfig, sink: BatchSink) -> StreamingQuery:
-    """Starts the query with the python evaluator: micro-batches every cfg.trigger_interval, published by `sink`."""
-    evaluated = (
-        input_records(spark, cfg)
-        .groupBy("bucket")
-        .transformWithState(
-            statefulProcessor=RuleEngineProcessor(
-                cfg.buckets,
-                cfg.lateness_ms,
-                cfg.sweep_interval_ms,
-                cfg.future_skew_ms,
-                instance=str(cfg.checkpoint_dir),
-            ),
-            outputStructType=OUTPUT_SCHEMA,
-            outputMode="Update",
-            timeMode="ProcessingTime",
-        )
-    )
-    return (
-        evaluated.writeStream.queryName(QUERY_NAME)
-        .foreachBatch(sink.write_batch)
-        .option("checkpointLocation", str(cfg.checkpoint_dir))
-        .trigger(processingTime=cfg.trigger_interval)
-        .start()
-    )
-
-
 class ProgressMetrics(StreamingQueryListener):
-    """Exports each micro-batch's duration and its phases (and, unless `count_input_rows` is False because
-    another source counts them, the input rows)."""
-
-    def __init__(self, count_input_rows: bool = True) -> None:
-        self.count_input_rows = count_input_rows
+    """Exports each batch's duration, its phases and the state store's size."""
 
     def onQueryStarted(self, event: object) -> None:
         pass
@@ -125,8 +86,6 @@ class ProgressMetrics(StreamingQueryListener):
             metrics.BATCH_DURATION.observe(durations["triggerExecution"] / 1000)
         for phase, ms in durations.items():
             metrics.BATCH_PHASE.labels(phase=phase).set(ms / 1000)
-        if self.count_input_rows:
-            metrics.INPUT_ROWS.inc(progress.numInputRows)
         operators = progress.stateOperators
         metrics.BATCH_PHASE.labels(phase="stateCommit").set(sum(op.commitTimeMs for op in operators) / 1000)
         log.info(

@@ -80,7 +80,7 @@ def detector(
     log_dir: Path = LOCAL / "logs",
 ) -> PythonService:
     """The Spark detector on `config`'s metrics ports; ready once it has processed input (the rules the operator
-    published first, so the rule set is loaded): a completed micro-batch, or records seen by the JVM evaluator."""
+    published first, so the rule set is loaded): a completed batch, or records seen by the evaluator."""
 
     def ready(stack: LocalStack) -> bool:
         env = stack.env()

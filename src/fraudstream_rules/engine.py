@@ -171,7 +171,6 @@ class InMemoryGroupStore:
         return self.windows.get(group_key)
 
     def put(self, group_key: str, window: GroupWindow) -> None:
-        window.take_changes()  # they feed incremental persistence; here the object itself is the state
         self.windows[group_key] = window
 
     def delete(self, group_key: str) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Iterator, Mapping
-from typing import Final, NamedTuple
+from typing import Final
 
 from .aggregates import (
     MISSING,
@@ -38,13 +38,6 @@ _FORMATS_READ: Final = {2: 4, 3: 5, 4: 6}  # format -> fields in the tuple
 _COMPACT_AFTER: Final = 256
 
 
-class WindowChanges(NamedTuple):
-    """What a window's stored copy must catch up with (`GroupWindow.take_changes`)."""
-
-    inserted: list[StoredEvent]
-    floor_lowered: bool
-
-
 class GroupWindow:
     """One group's stored events, event-time horizon and per-rule aggregators (an aggregates.EventLog)."""
 
@@ -53,10 +46,8 @@ class GroupWindow:
         "_base",
         "_events",
         "_field_names",
-        "_floor_lowered",
         "_floor_ms",
         "_head",
-        "_journal",
         "_max_ingest_ms",
         "_max_ms",
         "_restored_buckets",
@@ -74,8 +65,6 @@ class GroupWindow:
         self._floor_ms: int | None = None
         self._aggregators: dict[str, tuple[WindowSpec, WindowAggregator | BucketedWindow]] = {}
         self._restored_buckets: dict[Hashable, BucketState] = {}
-        self._journal: list[StoredEvent] = []
-        self._floor_lowered = False
 
     @classmethod
     def restore(
@@ -88,7 +77,7 @@ class GroupWindow:
         buckets: Mapping[Hashable, BucketState] | None = None,
     ) -> GroupWindow:
         """A window holding `events` (sorted by event time, all at or above `floor_ms`) and the buckets of bucketed
-        rules by spec key (taken up by `prepare`), with an empty journal."""
+        rules by spec key (taken up by `prepare`)."""
         window = cls(field_names)
         window._restored_buckets = dict(buckets or {})
         window._events = events
@@ -97,13 +86,6 @@ class GroupWindow:
         window._max_ingest_ms = max_ingest_ts_ms
         window._floor_ms = floor_ms
         return window
-
-    def take_changes(self) -> WindowChanges:
-        """What changed since the previous call: the events inserted (in insertion order), and whether the floor
-        went down after evicting something (then a stored copy must be rewritten, not appended to)."""
-        changes = WindowChanges(self._journal, self._floor_lowered)
-        self._journal, self._floor_lowered = [], False
-        return changes
 
     @property
     def field_names(self) -> tuple[str, ...]:
@@ -184,7 +166,6 @@ class GroupWindow:
             self._times.insert(position, event_time_ms)
         if self._max_ingest_ms is None or event.ingest_ts_ms > self._max_ingest_ms:
             self._max_ingest_ms = event.ingest_ts_ms
-        self._journal.append(event)
         index = self._base + position
         for _, aggregator in self._aggregators.values():
             aggregator.on_insert(self, index)
@@ -200,7 +181,6 @@ class GroupWindow:
             for spec, aggregator in self._aggregators.values():
                 if isinstance(aggregator, BucketedWindow):
                     aggregator.retain(self._max_ms - spec.window_ms - spec.lateness_ms)
-        self._floor_lowered = self._floor_lowered or (self._floor_ms is not None and floor_ms < self._floor_ms)
         self._floor_ms = floor_ms
         # Also when the floor stays: an event below it may have been inserted since (not late for a bucketed rule).
         head, times = self._head, self._times

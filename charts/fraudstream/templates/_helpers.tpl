@@ -235,16 +235,17 @@ The name of the detector's checkpoint claim, or "" when the checkpoint is not pe
 {{- end }}
 
 {{/*
-The detector's Spark master: detector.master as given, or by default local[8] for the jvm evaluator of the
-Deployment (Real-time Mode runs all its tasks in the driver's JVM, whose metrics the driver exports), else the
-Kubernetes API server (the driver creates executor pods).
+The detector's Spark master: detector.master as given, or by default local[N] for the Deployment (Real-time Mode
+runs all the evaluator's tasks in the driver's JVM, which serves their metrics), with N = 2 x shufflePartitions + 4:
+a slot for each task of the two stateful stages, one for the rules topic and three for transactions partitions;
+else (a SparkApplication) the Kubernetes API server (executor pods).
 */}}
 {{- define "fraudstream.sparkMaster" -}}
 {{- $d := .Values.detector }}
 {{- if $d.master }}
 {{- $d.master }}
-{{- else if and (eq $d.evaluator "jvm") (eq $d.mode "deployment") }}
-{{- "local[8]" }}
+{{- else if eq $d.mode "deployment" }}
+{{- printf "local[%d]" (add 4 (mul 2 (int64 $d.shufflePartitions))) }}
 {{- else }}
 {{- "k8s://https://kubernetes.default.svc:443" }}
 {{- end }}
@@ -314,27 +315,11 @@ pods. detector.sparkConf entries override them.
 {{- end }}
 
 {{/*
-The detector's environment in both modes (the evaluator, the Spark master, Kafka, topics, detector settings).
+The detector's environment in both modes (the Spark master, Kafka, topics, detector settings).
 Integers go through int64: numbers from values files are floats to Helm, which prints 3600000 as 3.6e+06.
-The driver refuses a setting of the other evaluator (other than its default); so does the chart, at install time
-rather than at the driver's start.
 */}}
 {{- define "fraudstream.detectorEnv" -}}
 {{- $d := .Values.detector -}}
-{{- if and (eq $d.evaluator "python") (gt (int64 $d.reorderWaitMs) 0) }}
-{{- fail "detector.reorderWaitMs applies to the jvm evaluator only: set it to 0 with detector.evaluator=python (the python evaluator orders each micro-batch itself)" }}
-{{- end -}}
-{{- if and (eq $d.evaluator "python") (ne $d.checkpointInterval "5 minutes") }}
-{{- fail "detector.checkpointInterval applies to the jvm evaluator only: leave it at '5 minutes' with detector.evaluator=python (the python evaluator checkpoints every micro-batch; its interval is detector.trigger)" }}
-{{- end -}}
-{{- if and (eq $d.evaluator "jvm") (ne $d.trigger "0 seconds") }}
-{{- fail "detector.trigger applies to the python evaluator only: leave it at '0 seconds' with detector.evaluator=jvm (Real-time Mode's interval is detector.checkpointInterval)" }}
-{{- end -}}
-{{- if and (eq $d.evaluator "jvm") (gt (int64 $d.maxOffsetsPerTrigger) 0) }}
-{{- fail "detector.maxOffsetsPerTrigger applies to the python evaluator only: set it to 0 with detector.evaluator=jvm (Real-time Mode reads each record as it arrives)" }}
-{{- end -}}
-- name: DETECTOR_EVALUATOR
-  value: {{ $d.evaluator | quote }}
 - name: SPARK_MASTER
   value: {{ include "fraudstream.sparkMaster" . | quote }}
 - name: DETECTOR_CHECKPOINT_INTERVAL
@@ -360,12 +345,8 @@ rather than at the driver's start.
   value: {{ $d.reorderWaitMs | int64 | quote }}
 - name: DETECTOR_LIVENESS_TIMEOUT_S
   value: {{ $d.livenessTimeoutSeconds | int64 | quote }}
-- name: DETECTOR_TRIGGER
-  value: {{ $d.trigger | quote }}
 - name: DETECTOR_STARTING_OFFSETS
   value: {{ $d.startingOffsets | quote }}
-- name: DETECTOR_MAX_OFFSETS_PER_TRIGGER
-  value: {{ $d.maxOffsetsPerTrigger | int64 | quote }}
 {{ include "fraudstream.kafkaEnv" (dict "ctx" . "component" "detector") }}
 {{- end }}
 
@@ -415,12 +396,10 @@ spec:
   {{- with include "fraudstream.scheduling" . }}{{ . | trim | nindent 2 }}{{ end }}
   containers:
     - name: executor
-      {{- if eq .Values.detector.evaluator "jvm" }}
-      # Each executor serves the jvm evaluator's metrics (the PodMonitor scrapes this port).
+      # Each executor serves the evaluation metrics of the tasks it runs (the executors' PodMonitor scrapes this port).
       ports:
         - name: eval-metrics
           containerPort: {{ .Values.detector.evaluatorMetricsPort }}
-      {{- end }}
       securityContext:
         {{- toYaml .Values.containerSecurityContext | nindent 8 }}
       volumeMounts:

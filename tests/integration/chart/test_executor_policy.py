@@ -62,10 +62,10 @@ class Release:
 
 @pytest.fixture(scope="module")
 def release(kubeconfig: Path, chart_crds: None) -> Iterator[Release]:
-    """The python evaluator's RBAC and admission policy installed in a namespace of its own."""
+    """The executors mode's RBAC and admission policy installed in a namespace of its own."""
     namespace = f"vap-{uuid.uuid4().hex[:6]}"
     kubectl(kubeconfig, "create", "namespace", namespace)
-    objects = render(mode("python-evaluator"), namespace=namespace, release=namespace)
+    objects = render(mode("executors"), namespace=namespace, release=namespace)
     applied = [o for o in objects if o["kind"] in APPLIED_KINDS]
     kubectl(kubeconfig, "apply", "-f", "-", stdin=yaml.safe_dump_all(applied))
     try:

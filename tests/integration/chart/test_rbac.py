@@ -57,8 +57,8 @@ def can(kubeconfig: Path, user: str, verb: str, resource: str, namespace: str | 
 def installs(
     kubeconfig: Path, chart_crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Install]]:
-    """Three releases: cluster-wide with the python evaluator (the driver creates executor pods), one whose operator
-    watches two namespaces, and the defaults (the jvm evaluator on local[8]: no executors)."""
+    """Three releases: cluster-wide with executor pods (a k8s:// master: the driver creates them), one whose operator
+    watches two namespaces, and the defaults (a local master: no executors)."""
     tmp = tmp_path_factory.mktemp("rbac")
     suffix = tmp.name.rsplit("-", 1)[-1][-6:]
     names = {key: f"rbac-{key}-{suffix}" for key in ("cw", "scoped", "local", "team-a", "team-b", "other")}
@@ -66,7 +66,7 @@ def installs(
         kubectl(kubeconfig, "create", "namespace", namespace)
     scoped_values = ["--set", f"operator.watchNamespaces={{{names['team-a']},{names['team-b']}}}"]
     rendered = {
-        "cluster-wide": (names["cw"], render(mode("python-evaluator"), namespace=names["cw"], release=names["cw"])),
+        "cluster-wide": (names["cw"], render(mode("executors"), namespace=names["cw"], release=names["cw"])),
         "scoped": (
             names["scoped"],
             render(mode("default"), namespace=names["scoped"], release=names["scoped"], extra_args=scoped_values),

@@ -12,7 +12,17 @@ import pytest
 import yaml
 
 from tests.integration.chart.conftest import kubectl
-from tests.unit.chart.rendering import CHART, MODES, Manifest, Mode, helm_bin, mode, pod_specs, render
+from tests.unit.chart.rendering import (
+    CHART,
+    EXECUTOR_MODES,
+    MODES,
+    Manifest,
+    Mode,
+    helm_bin,
+    mode,
+    pod_specs,
+    render,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -85,13 +95,13 @@ def test_rendered_mode_passes_server_side_dry_run(
     # here publishes; its pod templates are dry-run below as PodTemplates, its other fields by the unit tests.
     plain = [o for o in objects if o["kind"] != "SparkApplication"]
     templates = _spark_pod_templates(objects, namespace)
-    # The SparkApplication's driver and executor templates; the executor template of a k8s:// master (the python
-    # evaluator); none for the jvm evaluator's default local[8] master.
-    assert len(templates) == {"spark-application": 2, "python-evaluator": 1}.get(m.name, 0)
+    # The SparkApplication's driver and executor templates; the executor template of a k8s:// master (the executors
+    # mode); none for the default local master.
+    assert len(templates) == {"spark-application": 2, "executors": 1}.get(m.name, 0)
     lines = _dry_run(kubeconfig, tmp_path, plain + templates)
     monitored = [line for line in lines if ".monitoring.coreos.com/" in line]
-    # ServiceMonitor, PrometheusRule and the driver's PodMonitor; the executors' too where they run the jvm evaluator.
-    expected = 3 + (m.name == "spark-application")
+    # ServiceMonitor, PrometheusRule and the driver's PodMonitor; the executors' too wherever there are executor pods.
+    expected = 3 + (m.name in EXECUTOR_MODES)
     assert len(monitored) == (expected if monitoring else 0), lines
     assert any(line.startswith("customresourcedefinition.apiextensions.k8s.io/fraudrules") for line in lines)
     assert len([line for line in lines if line.startswith("podtemplate/spark-")]) == len(templates)

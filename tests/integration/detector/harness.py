@@ -17,10 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from fraudstream_detector.config import DetectorConfig
 from fraudstream_detector.jvm_evaluator import records_processed
-from fraudstream_detector.liveness import Progress
-from fraudstream_detector.pipeline import start_jvm_query, start_python_query
-from fraudstream_detector.records import InputRecord, RecordKind
-from fraudstream_detector.sink import BatchSink
+from fraudstream_detector.pipeline import start_query
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import ensure_contract_topics
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
@@ -31,7 +28,6 @@ def detector_config(
     topics: Topics,
     checkpoint: Path,
     lateness_ms: int = 60_000,
-    evaluator: str = "jvm",
     reorder_wait_ms: int = 0,
 ) -> DetectorConfig:
     return DetectorConfig(
@@ -40,15 +36,31 @@ def detector_config(
         checkpoint_dir=checkpoint,
         lateness_ms=lateness_ms,
         shuffle_partitions=2,
-        trigger_interval="0 seconds",
         starting_offsets="earliest",
-        max_offsets_per_trigger=None,
         metrics_port=0,
         master="local[2]",
-        evaluator=evaluator,
         checkpoint_interval="10 seconds",
         reorder_wait_ms=reorder_wait_ms,
     )
+
+
+@dataclass(frozen=True)
+class Produced:
+    """One record a Script produced: a rule message (`rule`) or a transaction, where Kafka put it, and when."""
+
+    rule: bool
+    key: bytes | None
+    value: bytes | None
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int
+
+    @property
+    def order_key(self) -> tuple[int, int, str, int, int]:
+        """The detector's processing order: Kafka timestamp; at equal timestamps rules first, then partition and
+        offset (CONTRACT section 6)."""
+        return (self.timestamp_ms, 0 if self.rule else 1, self.topic, self.partition, self.offset)
 
 
 @dataclass
@@ -58,12 +70,12 @@ class Script:
     kafka: KafkaSettings
     topics: Topics
     next_ts_ms: int = field(default_factory=lambda: int(time.time() * 1000) - 600_000)
-    records: list[InputRecord] = field(default_factory=list)
+    records: list[Produced] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._producer = Producer(self.kafka.client_config(**{"enable.idempotence": True, "acks": "all"}))
 
-    def _produce(self, topic: str, kind: RecordKind, key: bytes | None, value: bytes | None) -> None:
+    def _produce(self, topic: str, rule: bool, key: bytes | None, value: bytes | None) -> None:
         """Produces one record and waits for its acknowledgement, so log order equals timestamp order."""
         self.next_ts_ms += 10
         delivered: list[Any] = []
@@ -73,17 +85,17 @@ class Script:
         self._producer.flush(30)
         err, msg = delivered[0]
         assert err is None, err
-        self.records.append(InputRecord(kind, key, value, topic, msg.partition(), msg.offset(), self.next_ts_ms))
+        self.records.append(Produced(rule, key, value, topic, msg.partition(), msg.offset(), self.next_ts_ms))
 
     def rule(self, rule_id: str, spec: dict[str, object] | None, generation: int = 1, uid: str = "uid-1") -> None:
         value = None
         if spec is not None:
             value = json.dumps({"ruleId": rule_id, "generation": generation, "uid": uid, "spec": spec}).encode()
-        self._produce(self.topics.rules, RecordKind.RULE, rule_id.encode(), value)
+        self._produce(self.topics.rules, True, rule_id.encode(), value)
 
     def transaction(self, tx: dict[str, object] | bytes, key: str = "k") -> None:
         value = tx if isinstance(tx, bytes) else json.dumps(tx).encode()
-        self._produce(self.topics.transactions, RecordKind.TRANSACTION, key.encode(), value)
+        self._produce(self.topics.transactions, False, key.encode(), value)
 
     def transactions(self, txs: Sequence[dict[str, object] | bytes]) -> None:
         for tx in txs:
@@ -92,7 +104,7 @@ class Script:
 
 @dataclass
 class RunningDetector:
-    """A started detector query with either evaluator."""
+    """A started detector query."""
 
     spark: Any
     config: DetectorConfig
@@ -101,9 +113,6 @@ class RunningDetector:
     def settle(self, script: Script, timeout_s: float = 120, preexisting: int = 0) -> None:
         """Returns once every record `script` produced, and `preexisting` records produced before it, has been
         evaluated (its outputs may still be in flight)."""
-        if self.config.evaluator == "python":
-            self.query.processAllAvailable()
-            return
 
         def caught_up() -> bool:
             assert self.query.isActive, self.query.exception()
@@ -114,13 +123,10 @@ class RunningDetector:
 
 @contextmanager
 def running_detector(spark: Any, config: DetectorConfig) -> Iterator[RunningDetector]:
-    """The detector query with the configured evaluator, started."""
+    """The detector query, started."""
     limits = ensure_contract_topics(config.kafka, config.topics)
     max_request_bytes = max(limits[config.topics.alerts], limits[config.topics.dlq])
-    if config.evaluator == "python":
-        query = start_python_query(spark, config, BatchSink(config.kafka, config.topics, max_request_bytes, Progress()))
-    else:
-        query = start_jvm_query(spark, config, max_request_bytes)
+    query = start_query(spark, config, max_request_bytes)
     try:
         yield RunningDetector(spark, config, query)
     finally:
@@ -130,14 +136,14 @@ def running_detector(spark: Any, config: DetectorConfig) -> Iterator[RunningDete
 @dataclass(frozen=True)
 class DetectorEndpoints:
     """Where a detector process answers: `base` serves /livez, /readyz and the driver's /metrics; `evaluator_metrics`
-    is the /metrics of the JVM evaluator (None with the Python evaluator, whose metrics the driver serves)."""
+    is the /metrics the JVM running the evaluator's tasks serves (the driver's JVM, with its local master)."""
 
     base: str
-    evaluator_metrics: str | None
+    evaluator_metrics: str
 
     @property
     def metrics_urls(self) -> list[str]:
-        return [f"{self.base}/metrics", *([self.evaluator_metrics] if self.evaluator_metrics else [])]
+        return [f"{self.base}/metrics", self.evaluator_metrics]
 
 
 def detector_process(
@@ -145,21 +151,16 @@ def detector_process(
     topics: Topics,
     checkpoint: Path,
     log: Path,
-    evaluator: str = "jvm",
     extra_args: Sequence[str] = (),
 ) -> tuple[ManagedProcess, DetectorEndpoints]:
     """`python -m fraudstream_detector` against `topics`, reading transactions from the beginning, with its HTTP
     endpoints on free ports."""
     port, evaluator_port = free_port(), free_port()
     argv = [sys.executable, "-m", "fraudstream_detector", "--checkpoint-dir", str(checkpoint)]
-    argv += ["--metrics-port", str(port), "--starting-offsets", "earliest", "--evaluator", evaluator]
-    if evaluator == "jvm":
-        argv += ["--evaluator-metrics-port", str(evaluator_port)]
-    env = {**kafka.as_env(), **topics.as_env()}
-    endpoints = DetectorEndpoints(
-        f"http://127.0.0.1:{port}", f"http://127.0.0.1:{evaluator_port}/metrics" if evaluator == "jvm" else None
-    )
-    return ManagedProcess("detector", [*argv, *extra_args], log, env=env).start(), endpoints
+    argv += ["--metrics-port", str(port), "--starting-offsets", "earliest"]
+    argv += ["--evaluator-metrics-port", str(evaluator_port), *extra_args]
+    endpoints = DetectorEndpoints(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{evaluator_port}/metrics")
+    return ManagedProcess("detector", argv, log, env={**kafka.as_env(), **topics.as_env()}).start(), endpoints
 
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]

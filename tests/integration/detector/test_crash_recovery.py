@@ -31,8 +31,8 @@ COUNT_EVERY_TRANSACTION = {
 BUCKETED_COUNT = {**COUNT_EVERY_TRANSACTION, "limit": 3, "windowPrecisionSeconds": 60}
 
 
-def _detector(kafka: KafkaSettings, topics: Topics, checkpoint: Path, log: Path, evaluator: str) -> ManagedProcess:
-    return detector_process(kafka, topics, checkpoint, log, evaluator)[0]
+def _detector(kafka: KafkaSettings, topics: Topics, checkpoint: Path, log: Path) -> ManagedProcess:
+    return detector_process(kafka, topics, checkpoint, log)[0]
 
 
 def _alert_ids(messages: list[object]) -> list[str]:
@@ -41,16 +41,15 @@ def _alert_ids(messages: list[object]) -> list[str]:
 
 # Under Real-time Mode the restarted query reads the transactions backlog and the rules topic concurrently; the
 # rules catch-up barrier (RulesCatchUp.java) is what keeps the backlog from being evaluated before its rule.
-@pytest.mark.parametrize("evaluator", ["python", "jvm"])
 def test_kill_9_mid_stream_then_restart_loses_no_alert(
-    kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path, evaluator: str
+    kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
 ) -> None:
     ensure_topics(kafka_settings, contract_topics(unique_topics))
     script = Script(kafka_settings, unique_topics)
     script.rule("crash/every-tx", COUNT_EVERY_TRANSACTION)
     script.rule("crash/bucketed", BUCKETED_COUNT)
     total = 120
-    detector = _detector(kafka_settings, unique_topics, tmp_path / "checkpoint", tmp_path / "detector-1.log", evaluator)
+    detector = _detector(kafka_settings, unique_topics, tmp_path / "checkpoint", tmp_path / "detector-1.log")
     try:
         # The first transactions go in, then the detector is killed while the rest keep arriving.
         first = [{"transactionId": f"t{i}", "eventTime": script.next_ts_ms, "payerId": f"p{i % 7}"} for i in range(40)]
@@ -66,9 +65,7 @@ def test_kill_9_mid_stream_then_restart_loses_no_alert(
         os.killpg(detector.pid, signal.SIGKILL)
         detector.stop()
         feeder.join()
-        detector = _detector(
-            kafka_settings, unique_topics, tmp_path / "checkpoint", tmp_path / "detector-2.log", evaluator
-        )
+        detector = _detector(kafka_settings, unique_topics, tmp_path / "checkpoint", tmp_path / "detector-2.log")
         expected = {alert_id("crash/every-tx", f"t{i}") for i in range(total)}
         # Payer p(i % 7) has its third transaction at i = 14 + i % 7: from then on, all of them alert.
         expected |= {alert_id("crash/bucketed", f"t{i}") for i in range(14, total)}

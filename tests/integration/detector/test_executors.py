@@ -43,7 +43,6 @@ def scraped(url: str) -> str:
 
 def evaluator_sample(endpoints: DetectorEndpoints, line_prefix: str) -> float | None:
     """The value of the first sample line of the evaluator's endpoint that starts with `line_prefix`."""
-    assert endpoints.evaluator_metrics is not None
     for line in scraped(endpoints.evaluator_metrics).splitlines():
         if line.startswith(line_prefix):
             return float(line.rsplit(" ", 1)[1])

@@ -8,17 +8,16 @@ from typing import Any
 
 import pytest
 
-from fraudstream_detector.records import InputRecord, RecordKind
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.processes import wait_for
 from fraudstream_rules.exceptions import InvalidTransactionError
 from fraudstream_rules.model import parse_rule_message
 from fraudstream_rules.transactions import parse_transaction
-from tests.integration.detector.harness import Script, detector_config, evaluator_samples, running_detector
+from tests.integration.detector.harness import Produced, Script, detector_config, evaluator_samples, running_detector
 from tests.kafka_helpers import consume_until
 from tests.unit.rules import oracle
 
-pytestmark = [pytest.mark.integration, pytest.mark.parametrize("evaluator", ["jvm", "python"])]
+pytestmark = pytest.mark.integration
 
 
 def spec(
@@ -37,11 +36,11 @@ def spec(
     return body
 
 
-def expected_alerts(records: list[InputRecord], lateness_ms: int) -> set[tuple[str, str, str]]:
+def expected_alerts(records: list[Produced], lateness_ms: int) -> set[tuple[str, str, str]]:
     """The oracle's alerts for the produced records, as (ruleId, transactionId, aggregateValue)."""
     replay: list[oracle.Record] = []
     for r in sorted(records, key=lambda r: r.order_key):
-        if r.kind is RecordKind.RULE:
+        if r.rule:
             replay.append(oracle.RuleRecord((r.key or b"").decode(), parse_rule_message(r.value), r.timestamp_ms))
         else:
             try:
@@ -57,9 +56,9 @@ def alert_keys(messages: list[Any]) -> set[tuple[str, str, str]]:
 
 
 def test_alerts_equal_the_oracle_through_rule_update_pause_delete_and_new_rule(
-    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path, evaluator: str
+    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
 ) -> None:
-    config = detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint", 30_000, evaluator)
+    config = detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint", 30_000)
     script = Script(kafka_settings, unique_topics)
     minute = 60_000
     t0 = script.next_ts_ms
@@ -112,9 +111,9 @@ def test_alerts_equal_the_oracle_through_rule_update_pause_delete_and_new_rule(
 
 
 def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_running(
-    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path, evaluator: str
+    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
 ) -> None:
-    config = detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint", 1_000, evaluator)
+    config = detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint", 1_000)
     script = Script(kafka_settings, unique_topics)
     base = script.next_ts_ms
     with running_detector(spark, config) as detector:
@@ -136,7 +135,7 @@ def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_runni
 
     headers = [{k: v.decode() for k, v in (m.headers() or [])} for m in dlq]
     by_offset = {int(h["source.offset"]): (h["error"], h["error.detail"]) for h in headers}
-    tx_offsets = [r.offset for r in script.records if r.kind is RecordKind.TRANSACTION]
+    tx_offsets = [r.offset for r in script.records if not r.rule]
     assert by_offset[tx_offsets[0]] == ("unparseable", "not valid UTF-8 at byte 0")
     assert by_offset[tx_offsets[1]] == ("invalid", "missing eventTime")
     error, detail = by_offset[tx_offsets[4]]
@@ -145,32 +144,32 @@ def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_runni
     assert all(h["source.topic"] == unique_topics.transactions for h in headers)
     assert [m.value() for m in dlq if int(dict(m.headers())["source.offset"]) == tx_offsets[0]] == [b"\xff not json"]
     assert {json.loads(m.value())["transactionId"] for m in alerts} == {"ok2"}
-    if evaluator == "jvm":
-        # What the Python driver exports as metrics: each outcome counted once, the alert's latency observed.
-        def served(name: str, **labels: str) -> float:
-            return evaluator_samples(spark, config).get((name, frozenset(labels.items())), 0.0)
 
-        wait_for(
-            lambda: (
-                served("fraud_alerts_total", rule_id="ns/sum") >= 1
-                and sum(served("fraud_dlq_records_total", error=e) for e in ("unparseable", "invalid", "late")) >= 3
-            ),
-            30,
-            "the evaluator's metrics",
-        )
-        samples = evaluator_samples(spark, config)
-        outcomes = {
-            dict(labels)["outcome"]: value
-            for (name, labels), value in samples.items()
-            if name == "fraud_transactions_total" and value
-        }
-        assert outcomes == {"evaluated": 4, "invalid": 2, "late": 1}
-        alerts = {dict(labels)["rule_id"]: v for (n, labels), v in samples.items() if n == "fraud_alerts_total"}
-        assert alerts == {"ns/sum": 1}
-        assert samples[("fraud_alert_latency_seconds_count", frozenset())] == 1
-        dlq = {dict(labels)["error"]: v for (n, labels), v in samples.items() if n == "fraud_dlq_records_total" and v}
-        assert dlq == {"unparseable": 1, "invalid": 1, "late": 1}
-        skipped = {tuple(sorted(dict(labels).items())): v for (n, labels), v in samples.items()
-                   if n == "fraud_rule_skipped_total"}  # fmt: skip
-        assert skipped == {(("reason", "non-numeric"), ("rule_id", "ns/sum")): 1}
-        assert samples[("fraud_input_rows_total", frozenset())] == len(script.records)
+    # What the evaluator serves as metrics: each outcome counted once, the alert's latency observed.
+    def served(name: str, **labels: str) -> float:
+        return evaluator_samples(spark, config).get((name, frozenset(labels.items())), 0.0)
+
+    wait_for(
+        lambda: (
+            served("fraud_alerts_total", rule_id="ns/sum") >= 1
+            and sum(served("fraud_dlq_records_total", error=e) for e in ("unparseable", "invalid", "late")) >= 3
+        ),
+        30,
+        "the evaluator's metrics",
+    )
+    samples = evaluator_samples(spark, config)
+    outcomes = {
+        dict(labels)["outcome"]: value
+        for (name, labels), value in samples.items()
+        if name == "fraud_transactions_total" and value
+    }
+    assert outcomes == {"evaluated": 4, "invalid": 2, "late": 1}
+    alerts = {dict(labels)["rule_id"]: v for (n, labels), v in samples.items() if n == "fraud_alerts_total"}
+    assert alerts == {"ns/sum": 1}
+    assert samples[("fraud_alert_latency_seconds_count", frozenset())] == 1
+    dlq = {dict(labels)["error"]: v for (n, labels), v in samples.items() if n == "fraud_dlq_records_total" and v}
+    assert dlq == {"unparseable": 1, "invalid": 1, "late": 1}
+    skipped = {tuple(sorted(dict(labels).items())): v for (n, labels), v in samples.items()
+               if n == "fraud_rule_skipped_total"}  # fmt: skip
+    assert skipped == {(("reason", "non-numeric"), ("rule_id", "ns/sum")): 1}
+    assert samples[("fraud_input_rows_total", frozenset())] == len(script.records)

@@ -4,6 +4,7 @@ single sources (CRD, operator RBAC, rules, dashboard), selector labels, security
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from fraudstream_localstack.layout import ROOT, versions
 from tests.unit.chart.rendering import (
     CHART,
     DASHBOARD_FILE,
+    EXECUTOR_MODES,
     MODES,
     RELEASE,
     RULES_FILE,
@@ -30,12 +32,14 @@ from tests.unit.chart.rendering import (
 
 MONITORING_KINDS = {"ServiceMonitor", "PodMonitor", "PrometheusRule"}
 SELECTOR_KEYS = {"app.kubernetes.io/name", "app.kubernetes.io/instance"}
+# The detector settings of the retired Python evaluator: never passed to the detector, which refuses them.
+REMOVED_ENV = {"DETECTOR_EVALUATOR", "DETECTOR_TRIGGER", "DETECTOR_MAX_OFFSETS_PER_TRIGGER"}
 
 
 def test_every_documented_mode_has_a_values_file() -> None:
     assert {m.name for m in MODES} >= {
         "default",
-        "python-evaluator",
+        "executors",
         "dev-kafka",
         "spark-application",
         "watch-namespaces",
@@ -72,7 +76,6 @@ def test_required_kafka_bootstrap_is_named_in_the_error() -> None:
     ("override", "message"),
     [
         ("detector.mode=local", "detector/mode"),
-        ("detector.evaluator=scala", "detector/evaluator"),
         ("detector.master=local8", "detector/master"),
         ("detector.checkpointInterval=soon", "detector/checkpointInterval"),
         ("unknownKey=1", "additional properties 'unknownKey' not allowed"),
@@ -89,6 +92,24 @@ def test_values_schema_rejects_invalid_values(override: str, message: str) -> No
     done = helm(*args, "--set", override, check=False)
     assert done.returncode != 0
     assert message in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("evaluator", "jvm"), ("evaluator", "python"), ("trigger", "0 seconds"), ("maxOffsetsPerTrigger", 0)],
+)
+def test_a_leftover_setting_of_the_retired_python_evaluator_is_refused_by_the_schema(
+    key: str, value: object, tmp_path: Path
+) -> None:
+    """A user's values file from before the Python evaluator's removal fails at install, naming the key, instead of
+    being ignored (detector is a closed object), even with what used to be the default."""
+    values = tmp_path / "old-values.yaml"
+    values.write_text(yaml.safe_dump({"detector": {key: value}}))
+    args = ["template", "x", str(CHART), "--kube-version", kube_version(), "-f", str(mode("default").values)]
+    done = helm(*args, "-f", str(values), check=False)
+    assert done.returncode != 0
+    assert "values don't meet the specifications of the schema" in done.stderr
+    assert f"at '/detector': additional properties '{key}' not allowed" in done.stderr
 
 
 def test_chart_crd_is_the_top_level_crd() -> None:
@@ -227,9 +248,11 @@ def test_every_pod_runs_non_root_read_only_without_capabilities(m: Mode) -> None
             assert "/tmp" in mounts, f"{where}: a read-only root needs a writable /tmp"
 
 
-@pytest.mark.parametrize(("evaluator", "driver_token"), [("python", True), ("jvm", False)])
-def test_only_the_operator_and_a_driver_with_executors_get_an_api_token(evaluator: str, driver_token: bool) -> None:
-    objects = render(mode("dev-kafka"), extra_args=["--set", f"detector.evaluator={evaluator}"])
+@pytest.mark.parametrize(
+    ("master", "driver_token"), [("k8s://https://kubernetes.default.svc:443", True), ("local[8]", False)]
+)
+def test_only_the_operator_and_a_driver_with_executors_get_an_api_token(master: str, driver_token: bool) -> None:
+    objects = render(mode("dev-kafka"), extra_args=["--set", f"detector.master={master}"])
     for where, spec in pod_specs(objects):
         wants_token = where.endswith("-operator") or (driver_token and where.endswith("-detector"))
         assert spec.get("automountServiceAccountToken", True) is wants_token, where
@@ -273,20 +296,20 @@ def _driver(objects: list[Manifest]) -> tuple[Manifest, Manifest]:
     return pod, pod["containers"][0]
 
 
-def test_detector_defaults_to_the_jvm_evaluator_with_its_tasks_in_the_driver_pod() -> None:
+def test_detector_defaults_to_local_8_with_the_evaluators_tasks_in_the_driver_pod() -> None:
     objects = render(mode("default"))
     deployment = find(objects, "Deployment", "-detector")
     assert deployment["spec"]["replicas"] == 1
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
     pod, container = _driver(objects)
     env = _env(container)
-    assert env["DETECTOR_EVALUATOR"] == "jvm"
-    assert env["SPARK_MASTER"] == "local[8]"
+    assert not REMOVED_ENV & set(env)
+    assert env["SPARK_MASTER"] == "local[12]", "2 x 4 shuffle partitions + the rules topic + 3 transactions partitions"
     assert env["DETECTOR_CHECKPOINT_INTERVAL"] == "5 minutes"
     assert env["SPARK_CONF_DIR"] == "/opt/fraudstream/spark-conf"
     assert env["DETECTOR_CHECKPOINT_DIR"].startswith("/var/lib/fraudstream/checkpoint")
     assert "PYSPARK_SUBMIT_ARGS" not in env
-    # local[8]: eight task threads in the driver pod, which also serves the evaluation metrics (eval-metrics).
+    # local[12]: twelve task threads in the driver pod, which also serves the evaluation metrics (eval-metrics).
     assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"metrics": 9108, "eval-metrics": 9111}
     assert env["DETECTOR_EVALUATOR_METRICS_PORT"] == "9111"
     assert container["resources"] == {"requests": {"cpu": "2", "memory": "2Gi"}, "limits": {"memory": "2Gi"}}
@@ -306,19 +329,21 @@ def test_detector_defaults_to_the_jvm_evaluator_with_its_tasks_in_the_driver_pod
     assert volumes["spark-conf"]["configMap"]["name"].endswith("-spark-conf")
 
 
-def test_python_evaluator_is_a_client_mode_driver_with_executor_pods_and_its_headless_service() -> None:
-    objects = render(mode("python-evaluator"))
+def test_executors_mode_is_a_client_mode_driver_with_executor_pods_and_its_headless_service() -> None:
+    objects = render(mode("executors"))
     deployment = find(objects, "Deployment", "-detector")
     assert deployment["spec"]["replicas"] == 1
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
     pod, container = _driver(objects)
     env = _env(container)
-    assert env["DETECTOR_EVALUATOR"] == "python"
+    assert not REMOVED_ENV & set(env)
     assert env["SPARK_MASTER"] == "k8s://https://kubernetes.default.svc:443"
     assert env["SPARK_CONF_DIR"] == "/opt/fraudstream/spark-conf"
     assert env["PYSPARK_SUBMIT_ARGS"].endswith("pyspark-shell")
     assert env["DETECTOR_CHECKPOINT_DIR"].startswith("/var/lib/fraudstream/checkpoint")
+    # The tasks, and so the evaluation metrics, are on the executors: the driver serves the query's metrics only.
     assert {p["name"] for p in container["ports"]} == {"driver-rpc", "blockmanager", "metrics"}
+    assert env["DETECTOR_EVALUATOR_METRICS_PORT"] == "9111"
     assert pod["automountServiceAccountToken"] is True
     service = find(objects, "Service", "-detector-driver")
     assert service["spec"]["clusterIP"] == "None"
@@ -332,7 +357,10 @@ def test_python_evaluator_is_a_client_mode_driver_with_executor_pods_and_its_hea
     executor_sa = find(objects, "ServiceAccount", "-executor")["metadata"]["name"]
     assert conf["spark.kubernetes.authenticate.executor.serviceAccountName"] == executor_sa
     assert conf["spark.kubernetes.container.image"] == container["image"]
-    assert conf["spark.executor.instances"] == "2"
+    # Real-time Mode's slots: 3 transactions partitions + 1 rules + 2 x 4 shuffle partitions = 12 = 3 x 4 cores.
+    assert env["DETECTOR_SHUFFLE_PARTITIONS"] == "4"
+    assert conf["spark.executor.instances"] == "3" and conf["spark.executor.cores"] == "4"
+    assert int(conf["spark.executor.instances"]) * int(conf["spark.executor.cores"]) >= 3 + 1 + 2 * 4
     assert conf["spark.executor.memory"] == "1g"
     assert conf["spark.kubernetes.executor.podTemplateFile"].startswith(env["SPARK_CONF_DIR"])
     claim = find(objects, "PersistentVolumeClaim", "-checkpoint")["metadata"]["name"]
@@ -342,6 +370,7 @@ def test_python_evaluator_is_a_client_mode_driver_with_executor_pods_and_its_hea
     assert volumes["spark-conf"]["configMap"]["name"].endswith("-spark-conf")
     template = yaml.safe_load(find(objects, "ConfigMap", "-spark-conf")["data"]["executor-pod-template.yaml"])
     assert template["spec"]["serviceAccountName"] == executor_sa
+    assert template["spec"]["containers"][0]["ports"] == [{"name": "eval-metrics", "containerPort": 9111}]
     role = find(objects, "Role", "-detector")
     assert {r for rule in role["rules"] for r in rule["resources"]} == {"pods", "configmaps"}
     binding = find(objects, "RoleBinding", "-detector")
@@ -351,17 +380,32 @@ def test_python_evaluator_is_a_client_mode_driver_with_executor_pods_and_its_hea
 def test_executor_settings_come_from_values() -> None:
     args = ["--set", "detector.executor.instances=5", "--set", "detector.executor.memory=3g"]
     args += ["--set", "detector.sparkConf.spark\\.sql\\.streaming\\.minBatchesToRetain=20"]
-    conf = _spark_defaults(render(mode("python-evaluator"), extra_args=args))
+    conf = _spark_defaults(render(mode("executors"), extra_args=args))
     assert conf["spark.executor.instances"] == "5"
     assert conf["spark.executor.memory"] == "3g"
     assert conf["spark.sql.streaming.minBatchesToRetain"] == "20"
 
 
-def test_detector_env_carries_the_evaluator_settings() -> None:
-    args = ["--set", "detector.checkpointInterval=10 seconds"]
-    env = _env(_driver(render(mode("default"), extra_args=args))[1])
-    assert env["DETECTOR_EVALUATOR"] == "jvm"
+@pytest.mark.parametrize("m", MODES, ids=lambda m: m.name)
+def test_the_detector_gets_no_setting_of_the_retired_python_evaluator(m: Mode) -> None:
+    """The detector refuses DETECTOR_EVALUATOR, DETECTOR_TRIGGER and DETECTOR_MAX_OFFSETS_PER_TRIGGER at start."""
+    objects = render(m)
+    containers = [c for where, spec in pod_specs(objects) if "-detector" in where for c in spec["containers"]]
+    assert containers
+    for container in containers:
+        assert not REMOVED_ENV & {e["name"] for e in container.get("env", [])}, container["name"]
+    # Nor anywhere else (sparkConf's spark.executorEnv.*, the SparkApplication): DETECTOR_EVALUATOR_METRICS_PORT stays.
+    everything = yaml.safe_dump_all(objects)
+    assert not [name for name in REMOVED_ENV if re.search(rf"\b{name}\b", everything)]
+
+
+@pytest.mark.parametrize("name", ["default", "executors", "spark-application"])
+def test_real_time_mode_settings_reach_the_driver_wherever_the_tasks_run(name: str) -> None:
+    """The checkpoint interval and the reorder wait apply with a local master and with executor pods alike."""
+    args = ["--set", "detector.checkpointInterval=10 seconds", "--set", "detector.reorderWaitMs=100"]
+    env = _env(_driver_container(render(mode(name), extra_args=args)))
     assert env["DETECTOR_CHECKPOINT_INTERVAL"] == "10 seconds"
+    assert env["DETECTOR_REORDER_WAIT_MS"] == "100"
 
 
 def _driver_container(objects: list[Manifest]) -> Manifest:
@@ -372,7 +416,7 @@ def _driver_container(objects: list[Manifest]) -> Manifest:
     return _driver(objects)[1]
 
 
-@pytest.mark.parametrize("name", ["default", "python-evaluator", "spark-application"])
+@pytest.mark.parametrize("name", ["default", "executors", "spark-application"])
 def test_driver_probes_ask_livez_and_readyz_of_the_metrics_port(name: str) -> None:
     objects = render(mode(name))
     container = _driver_container(objects)
@@ -430,42 +474,18 @@ def test_detection_settings_reach_the_driver_from_a_values_file(name: str, tmp_p
         assert tolerations["applicationTimeoutConfig"] == {"driverReadyTimeoutMillis": 905_000}
 
 
-def test_reorder_wait_with_the_python_evaluator_is_refused_with_the_fix() -> None:
-    args = ["template", "x", str(CHART), "--kube-version", kube_version(), "-f", str(mode("python-evaluator").values)]
-    done = helm(*args, "--set", "detector.reorderWaitMs=100", check=False)
-    assert done.returncode != 0
-    assert "detector.reorderWaitMs applies to the jvm evaluator only: set it to 0" in done.stderr
-
-
-@pytest.mark.parametrize(
-    ("values", "setting", "message"),
-    [
-        ("default", "detector.trigger=5 seconds", "detector.trigger applies to the python evaluator only"),
-        ("default", "detector.maxOffsetsPerTrigger=500", "detector.maxOffsetsPerTrigger applies to the python"),
-        ("python-evaluator", "detector.checkpointInterval=1 minute", "detector.checkpointInterval applies to the jvm"),
-    ],
-)
-def test_a_setting_of_the_other_evaluator_is_refused_with_the_fix(values: str, setting: str, message: str) -> None:
-    args = ["template", "x", str(CHART), "--kube-version", kube_version(), "-f", str(mode(values).values)]
-    done = helm(*args, "--set", setting, check=False)
-    assert done.returncode != 0
-    assert message in done.stderr
-
-
 @pytest.mark.parametrize(
     ("values", "master", "executors"),
     [
-        # A local master is used as given, for either evaluator: no executor pods.
+        # A local master is used as given: no executor pods.
         (("default", "detector.master=local[4]"), "local[4]", False),
-        (("python-evaluator", "detector.master=local[2]"), "local[2]", False),
-        # A k8s:// master gets executor pods, whatever the evaluator.
+        (("executors", "detector.master=local[12]"), "local[12]", False),
+        # A k8s:// master gets executor pods.
         (("default", "detector.master=k8s://https://api.example:6443"), "k8s://https://api.example:6443", True),
     ],
-    ids=["jvm-local4", "python-local2", "jvm-k8s"],
+    ids=["local4", "executors-values-local12", "k8s"],
 )
-def test_detector_master_overrides_the_evaluators_default(
-    values: tuple[str, str], master: str, executors: bool
-) -> None:
+def test_detector_master_overrides_the_default(values: tuple[str, str], master: str, executors: bool) -> None:
     objects = render(mode(values[0]), extra_args=["--set", values[1]])
     env = _env(_driver(objects)[1])
     assert env["SPARK_MASTER"] == master
@@ -490,8 +510,8 @@ def test_spark_application_mode_renders_the_same_detector_for_the_spark_operator
     driver = spec["driverSpec"]["podTemplateSpec"]
     assert driver["metadata"]["labels"]["app.kubernetes.io/name"] == "fraudstream-detector"
     env = _env(driver["spec"]["containers"][0])
-    assert env["SPARK_MASTER"].startswith("k8s://")
-    assert env["DETECTOR_EVALUATOR"] == "jvm"
+    assert env["SPARK_MASTER"] == "k8s://https://kubernetes.default.svc:443"
+    assert not REMOVED_ENV & set(env)
     assert spec["executorSpec"]["podTemplateSpec"]["spec"]["automountServiceAccountToken"] is False
     assert find(objects, "Role", "-detector")
     assert find(objects, "ServiceAccount", "-executor")["automountServiceAccountToken"] is False
@@ -500,7 +520,7 @@ def test_spark_application_mode_renders_the_same_detector_for_the_spark_operator
 @pytest.mark.parametrize(
     "settings", [["detector.mode=sparkApplication"], ["detector.master=k8s://https://kubernetes.default.svc:443"]]
 )
-def test_the_jvm_evaluator_on_executor_pods_serves_its_metrics_from_each_executor(settings: list[str]) -> None:
+def test_the_evaluator_on_executor_pods_serves_its_metrics_from_each_executor(settings: list[str]) -> None:
     objects = render(mode("default"), monitoring=True, extra_args=[arg for s in settings for arg in ("--set", s)])
     app = [o for o in objects if o["kind"] == "SparkApplication"]
     if app:
@@ -517,6 +537,28 @@ def test_the_jvm_evaluator_on_executor_pods_serves_its_metrics_from_each_executo
     assert {r["replacement"] for e in monitor["spec"]["podMetricsEndpoints"] for r in e["relabelings"]} == {
         "fraudstream-detector"
     }
+
+
+@pytest.mark.parametrize("m", MODES, ids=lambda m: m.name)
+def test_evaluation_metrics_are_served_and_scraped_where_the_tasks_run(m: Mode) -> None:
+    """EXECUTOR_MODES are exactly the modes with executor pods: there each executor declares eval-metrics and a
+    PodMonitor scrapes it; elsewhere (a local master) the driver pod declares it and there is no executor PodMonitor."""
+    objects = render(m, monitoring=True)
+    specs = pod_specs(objects)
+    executors = [spec for where, spec in specs if where.endswith((":executor-pod-template", ":executorSpec"))]
+    (driver,) = [spec for where, spec in specs if where.endswith(("-detector", ":driverSpec"))]
+    assert bool(executors) is (m.name in EXECUTOR_MODES)
+    driver_ports = {p["name"] for p in driver["containers"][0]["ports"]}
+    monitors = [o["metadata"]["name"] for o in objects if o["kind"] == "PodMonitor"]
+    if executors:
+        assert "eval-metrics" not in driver_ports
+        assert [c.get("ports") for spec in executors for c in spec["containers"]] == [
+            [{"name": "eval-metrics", "containerPort": 9111}]
+        ]
+        assert sorted(monitors) == ["fraudstream-detector", "fraudstream-executor"]
+    else:
+        assert "eval-metrics" in driver_ports
+        assert monitors == ["fraudstream-detector"]
 
 
 def test_spark_version_default_is_the_pinned_spark() -> None:

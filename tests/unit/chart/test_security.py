@@ -11,10 +11,25 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.unit.chart.rendering import CHART, MODES, Manifest, Mode, find, helm, kube_version, mode, pod_specs, render
+from tests.unit.chart.rendering import (
+    CHART,
+    EXECUTOR_MODES,
+    MODES,
+    Manifest,
+    Mode,
+    find,
+    helm,
+    kube_version,
+    mode,
+    pod_specs,
+    render,
+)
 
 SPARK_AUTH_FILE = "/etc/fraudstream/spark-auth/secret"
-EXECUTOR_MODES = ("python-evaluator", "spark-application")
+PROMETHEUS = {
+    "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
+    "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
+}
 
 
 def policies(objects: list[Manifest]) -> dict[str, Manifest]:
@@ -84,7 +99,7 @@ def test_network_policies_can_be_switched_off(m: Mode) -> None:
     ("name", "ports", "talkers"),
     [
         ("default", {9092}, {"operator", "detector"}),
-        ("python-evaluator", {9092}, {"operator", "detector", "executor"}),
+        ("executors", {9092}, {"operator", "detector", "executor"}),
         ("dev-kafka", {9092}, {"operator", "detector", "generator"}),
         ("kafka-mtls", {9094}, {"operator", "detector", "generator"}),
     ],
@@ -115,22 +130,26 @@ def test_kafka_ports_come_from_the_bootstrap_list_unless_given() -> None:
     assert "has no port" in _template_fails(["--set", "kafka.bootstrap=kafka"])
 
 
-@pytest.mark.parametrize("name", ["dev-kafka", "python-evaluator", "spark-application"])
+@pytest.mark.parametrize("name", ["dev-kafka", "executors", "spark-application"])
 def test_only_prometheus_reaches_the_metrics_ports(name: str) -> None:
     selected = policies(render(mode(name)))
-    prometheus = {
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
-        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
+    metrics_ports = {
+        "operator": ["metrics"],
+        "detector": ["metrics", "eval-metrics"],
+        "generator": ["metrics"],
+        "executor": ["eval-metrics"],
     }
-    metrics_ports = {"operator": ["metrics"], "detector": ["metrics", "eval-metrics"], "generator": ["metrics"]}
+    assert ("executor" in selected) is (name in EXECUTOR_MODES)
     for component, ports in metrics_ports.items():
         if component not in selected:
             continue
-        metrics = [rule for rule in selected[component]["spec"]["ingress"] if "metrics" in port_numbers(rule)]
-        expected = [{"from": [prometheus], "ports": [{"port": port, "protocol": "TCP"} for port in ports]}]
+        ingress = selected[component]["spec"]["ingress"]
+        metrics = [rule for rule in ingress if port_numbers(rule) & {"metrics", "eval-metrics"}]
+        expected = [{"from": [PROMETHEUS], "ports": [{"port": port, "protocol": "TCP"} for port in ports]}]
         assert metrics == expected, component
-        others = [rule for rule in selected[component]["spec"]["ingress"] if rule not in metrics]
-        assert all(component_peers([rule]) == {"executor"} for rule in others), component
+        others = [rule for rule in ingress if rule not in metrics]
+        peers = {"detector", "executor"} if component == "executor" else {"executor"}
+        assert all(component_peers([rule]) <= peers and component_peers([rule]) for rule in others), component
     custom = ["--set", "networkPolicy.prometheus.namespaceSelector.matchLabels.team=observability"]
     custom += ["--set", "networkPolicy.prometheus.podSelector.matchLabels.app=prom"]
     rule = policies(render(mode(name), extra_args=custom))["operator"]["spec"]["ingress"][0]
@@ -154,9 +173,7 @@ def test_executors_talk_only_to_their_driver_and_each_other_and_kafka(name: str)
     assert [port_numbers(r) for r in driver_from_executors] == [{7078, 7079}]
 
 
-@pytest.mark.parametrize(
-    ("name", "with_api"), [("default", {"operator"}), ("python-evaluator", {"operator", "detector"})]
-)
+@pytest.mark.parametrize(("name", "with_api"), [("default", {"operator"}), ("executors", {"operator", "detector"})])
 def test_only_the_operator_and_a_driver_with_executors_reach_the_api_server(name: str, with_api: set[str]) -> None:
     selected = policies(render(mode(name)))
     reaching = {c for c, p in selected.items() if [r for r in p["spec"]["egress"] if port_numbers(r) == {443, 6443}]}
@@ -273,7 +290,7 @@ def test_spark_rpc_is_authenticated_and_encrypted_with_a_secret_read_from_a_file
 
 
 def test_an_existing_spark_auth_secret_replaces_the_generated_one() -> None:
-    objects = render(mode("python-evaluator"), extra_args=["--set", "detector.sparkAuth.existingSecret=mine"])
+    objects = render(mode("executors"), extra_args=["--set", "detector.sparkAuth.existingSecret=mine"])
     assert not [o for o in objects if o["kind"] == "Secret"]
     for _, spec in pod_specs(objects):
         if "spark-auth" in {v["name"] for v in spec.get("volumes", [])}:

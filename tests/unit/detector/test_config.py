@@ -15,33 +15,26 @@ def test_defaults_work_locally() -> None:
         "transactions.dlq",
     )
     assert (cfg.lateness_ms, cfg.shuffle_partitions, cfg.buckets, cfg.metrics_port) == (60_000, 2, 2, 9108)
-    assert (cfg.starting_offsets, cfg.max_offsets_per_trigger, cfg.sweep_interval_ms) == ("latest", None, 600_000)
+    assert (cfg.starting_offsets, cfg.sweep_interval_ms) == ("latest", 600_000)
 
 
 def test_flags_override_environment_which_overrides_defaults() -> None:
     env = {"DETECTOR_LATENESS_MS": "5000", "DETECTOR_SHUFFLE_PARTITIONS": "4", "KAFKA_BOOTSTRAP": "k:1",
            "ALERTS_TOPIC": "a2", "KAFKA_CLIENT_SECURITY_PROTOCOL": "SSL"}  # fmt: skip
-    argv = ["--lateness-ms", "7000", "--checkpoint-dir", "/tmp/ck", "--evaluator", "python"]
-    cfg = parse_config([*argv, "--max-offsets-per-trigger", "500"], env)
+    cfg = parse_config(["--lateness-ms", "7000", "--checkpoint-dir", "/tmp/ck"], env)
     assert (cfg.lateness_ms, cfg.shuffle_partitions, cfg.checkpoint_dir) == (7_000, 4, Path("/tmp/ck"))
-    assert (cfg.kafka.bootstrap, cfg.topics.alerts, cfg.max_offsets_per_trigger) == ("k:1", "a2", 500)
+    assert (cfg.kafka.bootstrap, cfg.topics.alerts) == ("k:1", "a2")
     assert cfg.kafka.spark_options()["kafka.security.protocol"] == "SSL"
 
 
-def test_the_jvm_evaluator_is_the_default_with_a_task_slot_per_stage() -> None:
+def test_the_default_master_has_a_task_slot_per_stage() -> None:
     cfg = parse_config([], env={})
-    assert (cfg.evaluator, cfg.master, cfg.checkpoint_interval) == ("jvm", "local[8]", "5 minutes")
+    assert (cfg.master, cfg.checkpoint_interval) == ("local[8]", "5 minutes")
+    assert parse_config([], {"SPARK_MASTER": "k8s://https://api:443"}).master == "k8s://https://api:443"
     assert cfg.rules_catch_up_timeout_ms == 60_000
     env = {"DETECTOR_RULES_CATCH_UP_TIMEOUT_MS": "5000"}
     assert parse_config([], env).rules_catch_up_timeout_ms == 5_000
     assert parse_config(["--rules-catch-up-timeout-ms", "7000"], env).rules_catch_up_timeout_ms == 7_000
-
-
-def test_the_python_evaluator_keeps_two_slots_unless_a_master_is_given() -> None:
-    assert parse_config(["--evaluator", "python"], env={}).master == "local[2]"
-    env = {"DETECTOR_EVALUATOR": "python", "SPARK_MASTER": "k8s://https://api:443"}
-    assert parse_config([], env).master == "k8s://https://api:443"
-    assert parse_config(["--checkpoint-interval", "5 minutes"], env={}).checkpoint_interval == "5 minutes"
 
 
 def test_driver_memory_is_left_to_spark_unless_given() -> None:
@@ -60,14 +53,9 @@ def test_future_skew_reorder_wait_and_liveness_timeout() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--evaluator", "python", "--reorder-wait-ms", "50"], "--reorder-wait-ms applies to the jvm evaluator only"),
-        (["--trigger", "1 second"], "--trigger applies to the python evaluator only (the jvm evaluator runs under"),
-        (["--max-offsets-per-trigger", "500"], "--max-offsets-per-trigger applies to the python evaluator only"),
-        (["--evaluator", "python", "--checkpoint-interval", "1 minute"], "--checkpoint-interval applies to the jvm"),
-        (
-            ["--evaluator", "python", "--rules-catch-up-timeout-ms", "5"],
-            "--rules-catch-up-timeout-ms applies to the jvm",
-        ),
+        (["--evaluator", "python"], "unrecognized arguments: --evaluator python"),
+        (["--trigger", "1 second"], "unrecognized arguments: --trigger"),
+        (["--max-offsets-per-trigger", "500"], "unrecognized arguments: --max-offsets-per-trigger"),
         (["--future-skew-ms", "-1"], "--future-skew-ms must be >= 0"),
         (["--lateness-ms", "-5"], "--lateness-ms must be >= 0"),
         (["--reorder-wait-ms", "-1"], "--reorder-wait-ms must be >= 0"),
@@ -81,23 +69,13 @@ def test_settings_that_cannot_apply_are_refused_with_a_message(
     assert message in capsys.readouterr().err
 
 
-def test_a_setting_of_the_other_evaluator_is_refused_from_the_environment_too(
-    capsys: pytest.CaptureFixture[str],
+@pytest.mark.parametrize("var", ["DETECTOR_EVALUATOR", "DETECTOR_TRIGGER", "DETECTOR_MAX_OFFSETS_PER_TRIGGER"])
+def test_a_setting_of_the_retired_python_evaluator_is_refused_from_the_environment(
+    var: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit):
-        parse_config([], env={"DETECTOR_TRIGGER": "2 seconds"})
-    err = capsys.readouterr().err
-    assert "--trigger applies to the python evaluator only" in err
-    assert "leave it (env DETECTOR_TRIGGER) at '0 seconds'" in err
-
-
-def test_the_other_evaluators_settings_at_their_defaults_are_accepted() -> None:
-    """The chart passes every setting to either evaluator; a default changes nothing."""
-    jvm_env = {"DETECTOR_TRIGGER": "0 seconds", "DETECTOR_MAX_OFFSETS_PER_TRIGGER": "0"}
-    assert parse_config([], env=jvm_env).evaluator == "jvm"
-    python_env = {"DETECTOR_EVALUATOR": "python", "DETECTOR_CHECKPOINT_INTERVAL": "5 minutes",
-                  "DETECTOR_REORDER_WAIT_MS": "0", "DETECTOR_RULES_CATCH_UP_TIMEOUT_MS": "60000"}  # fmt: skip
-    assert parse_config([], env=python_env).evaluator == "python"
+        parse_config([], env={var: "jvm"})
+    assert f"{var} is no longer read (" in capsys.readouterr().err
 
 
 def test_metrics_bind_to_a_chosen_address_and_consumer_groups_share_one_prefix() -> None:
