@@ -175,12 +175,17 @@ def _add_samples(samples: Samples, exposition: str) -> Samples:
     return samples
 
 
+def samples_at(url: str, samples: Samples | None = None) -> Samples:
+    """Every sample one /metrics URL serves, by (name, labels), added to `samples` when given."""
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return _add_samples({} if samples is None else samples, response.read().decode())
+
+
 def scrape(endpoints: DetectorEndpoints) -> Samples:
     """Every sample the detector serves, by (name, labels), summed over its endpoints."""
     samples: Samples = {}
     for url in endpoints.metrics_urls:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            _add_samples(samples, response.read().decode())
+        samples_at(url, samples)
     return samples
 
 

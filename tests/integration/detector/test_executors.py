@@ -18,7 +18,7 @@ import pytest
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import ensure_contract_topics
 from fraudstream_localstack.processes import wait_for
-from tests.integration.detector.harness import DetectorEndpoints, Script, detector_process
+from tests.integration.detector.harness import DetectorEndpoints, Script, detector_process, samples_at
 from tests.kafka_helpers import consume_until
 
 pytestmark = pytest.mark.integration
@@ -36,17 +36,9 @@ SUM_OVER_100 = {
 MASTER = "local-cluster[1,8,1536]"
 
 
-def scraped(url: str) -> str:
-    with urllib.request.urlopen(url, timeout=5) as response:
-        return str(response.read().decode())
-
-
-def evaluator_sample(endpoints: DetectorEndpoints, line_prefix: str) -> float | None:
-    """The value of the first sample line of the evaluator's endpoint that starts with `line_prefix`."""
-    for line in scraped(endpoints.evaluator_metrics).splitlines():
-        if line.startswith(line_prefix):
-            return float(line.rsplit(" ", 1)[1])
-    return None
+def evaluator_sample(endpoints: DetectorEndpoints, name: str, **labels: str) -> float | None:
+    """A sample of the evaluator's endpoint alone (None when it serves none such)."""
+    return samples_at(endpoints.evaluator_metrics).get((name, frozenset(labels.items())))
 
 
 def test_the_evaluator_runs_in_an_executor_jvm_which_serves_its_metrics(
@@ -66,25 +58,28 @@ def test_the_evaluator_runs_in_an_executor_jvm_which_serves_its_metrics(
         got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 2, timeout_s=300)
         assert sorted(json.loads(m.value())["transactionId"] for m in got) == ["t1", "t2"]
         # The executor's JVM serves the evaluation metrics, not the driver's.
-        assert evaluator_sample(endpoints, 'fraud_evaluator_info{executor_id="0"}') == 1
+        assert evaluator_sample(endpoints, "fraud_evaluator_info", executor_id="0") == 1
         wait_for(
-            lambda: evaluator_sample(endpoints, 'fraud_alerts_total{rule_id="exec/sum"}') == 2,
+            lambda: evaluator_sample(endpoints, "fraud_alerts_total", rule_id="exec/sum") == 2,
             60,
             "the executor counting both alerts",
             interval_s=0.5,
         )
         assert evaluator_sample(endpoints, "fraud_alert_latency_seconds_count") == 2
-        assert evaluator_sample(endpoints, 'fraud_transactions_total{outcome="evaluated"}') == 3
-        driver = scraped(f"{endpoints.base}/metrics")
-        assert "fraud_alerts_total" not in driver, "the driver serves no idle copy of the evaluation metrics"
+        assert evaluator_sample(endpoints, "fraud_transactions_total", outcome="evaluated") == 3
+        with urllib.request.urlopen(f"{endpoints.base}/metrics", timeout=5) as response:
+            driver = response.read().decode()
+        assert "fraud_alerts" not in driver, "the driver serves no idle copy of the evaluation metrics"
 
         # The driver reads the executor's evaluated positions: its input lag becomes a number, and input waits on
         # no partition.
         def lag_known() -> bool:
             detector.check_alive()
-            lines = scraped(f"{endpoints.base}/metrics").splitlines()
-            values = {line.split(" ")[0]: float(line.rsplit(" ", 1)[1]) for line in lines if line.startswith("fraud_")}
-            return not math.isnan(values["fraud_input_lag_seconds"]) and values["fraud_input_pending_records"] == 0
+            values = samples_at(f"{endpoints.base}/metrics")
+            lag, pending = (
+                values[(name, frozenset())] for name in ("fraud_input_lag_seconds", "fraud_input_pending_records")
+            )
+            return not math.isnan(lag) and pending == 0
 
         wait_for(lag_known, 60, "the driver to read the executor's progress", interval_s=1)
         with urllib.request.urlopen(f"{endpoints.base}/livez", timeout=5) as response:

@@ -13,7 +13,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.LongAdder;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
@@ -83,21 +82,12 @@ public final class EvaluatorMetrics {
           "fraud_out_of_order",
           "Transactions evaluated after one of their group's transactions with a later ingestion time");
   private final Counter inputRows = counter("fraud_input_rows", "Kafka records read (transactions and rule messages)");
-  private final Gauge activeRules =
-      Gauge.builder().name("fraud_active_rules").help("ACTIVE rules in the detector's rule set").register(registry);
+  private final Gauge activeRules = gauge("fraud_active_rules", "ACTIVE rules in the detector's rule set");
   private final Gauge evaluatedOffset =
-      Gauge.builder()
-          .name("fraud_evaluated_offset")
-          .help("The last offset evaluated in each transactions partition")
-          .labelNames("partition")
-          .register(registry);
+      gauge("fraud_evaluated_offset", "The last offset evaluated in each transactions partition", "partition");
   private final Gauge newestEvaluated =
-      Gauge.builder()
-          .name("fraud_newest_evaluated_timestamp_seconds")
-          .help("The Kafka timestamp of the newest transaction evaluated")
-          .register(registry);
+      gauge("fraud_newest_evaluated_timestamp_seconds", "The Kafka timestamp of the newest transaction evaluated");
   private final Map<Integer, Long> positions = new ConcurrentHashMap<>();
-  private final LongAdder recordsProcessed = new LongAdder();
   private long newestEvaluatedTsMs = -1;
 
   private EvaluatorMetrics() {
@@ -120,6 +110,10 @@ public final class EvaluatorMetrics {
 
   private Counter counter(String name, String help, String... labels) {
     return Counter.builder().name(name).help(help).labelNames(labels).register(registry);
+  }
+
+  private Gauge gauge(String name, String help, String... labels) {
+    return Gauge.builder().name(name).help(help).labelNames(labels).register(registry);
   }
 
   /**
@@ -211,13 +205,12 @@ public final class EvaluatorMetrics {
   }
 
   void recordsProcessed(long count) {
-    recordsProcessed.add(count);
     inputRows.inc(count);
   }
 
   /** Input records (rule messages and transactions) bucket 0 has processed in this JVM so far; never reset. */
   public long recordsProcessed() {
-    return recordsProcessed.sum();
+    return (long) inputRows.get();
   }
 
   /** The registry this instance's metrics are in (what its JVM serves, when it serves them). */
