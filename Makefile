@@ -22,6 +22,7 @@ help:
 	@echo "make soak   - the same measurement for 60 minutes, per minute and per checkpoint transition; SOAK_ARGS passes options"
 	@echo "make bench-sweep - the highest rate that holds p99 <= 500 ms; SWEEP_ARGS=\"--rates 1000,1500\" passes options"
 	@echo "make k8s-up   - a real single-node Kubernetes on this machine (root); writes .local/k8s.env"
+	@echo "make k8s-deploy - helm install the chart onto it (images, dev Kafka, generator, executors, rules, Prometheus)"
 	@echo "make k8s-down - stop it and remove every trace of it"
 	@echo "make image    - the images from the Dockerfile without Docker (root; buildah on a debootstrapped base),"
 	@echo "                imported into the local node's containerd when it runs"
@@ -134,7 +135,7 @@ k8s-down:
 # images are imported into its containerd (namespace k8s.io), where kubelet finds them.
 K8S_ENV ?= $(if $(filter .local/k8s,$(K8S_STATE)),.local/k8s.env,$(K8S_STATE)/k8s.env)
 
-.PHONY: image
+.PHONY: image k8s-deploy
 
 image:
 	@set -e; unset K8S_CONTAINERD_ADDRESS; \
@@ -143,3 +144,11 @@ image:
 	  echo "fraudstream: the node of $(K8S_ENV) is not running; building without importing"; unset K8S_CONTAINERD_ADDRESS; \
 	fi; \
 	scripts/image.sh
+
+# The chart on the node of K8S_STATE (make k8s-up first): the images above, helm upgrade --install with
+# charts/fraudstream/ci/local-node-values.yaml, every pod Ready (executors too), the example FraudRules Ready, and the
+# node's Prometheus configured from the chart's monitors. K8S_DEPLOY_ARGS="--set generator.rate=100" passes options.
+K8S_DEPLOY_ARGS ?=
+
+k8s-deploy: install image
+	@$(PY) -m fraudstream_localstack.deploy --env-file "$(K8S_ENV)" $(K8S_DEPLOY_ARGS)

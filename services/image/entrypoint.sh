@@ -17,6 +17,20 @@ case "${1:-}" in
       var="SPARK_JAVA_OPT_$i"
       java_opts+=("${!var}")
     done
+    # Spark RPC authentication with the secret in a file (spark.authenticate.secret.executor.file): Spark reads that
+    # file only once it has the driver's settings, but the executor's first connection, which fetches them, already
+    # needs the secret, and Spark then takes it from _SPARK_AUTH_SECRET. Give it the file's key, encoded as Spark
+    # encodes a secret file (base64 of its bytes), so that the secret never appears in a pod's spec.
+    for opt in "${java_opts[@]}"; do
+      case "$opt" in
+        -Dspark.authenticate.secret.executor.file=*)
+          secret_file=${opt#*=}
+          [ -r "$secret_file" ] || { echo "entrypoint: cannot read Spark's secret file $secret_file" >&2; exit 78; }
+          _SPARK_AUTH_SECRET=$(base64 -w0 <"$secret_file")
+          export _SPARK_AUTH_SECRET
+          ;;
+      esac
+    done
     classpath="${SPARK_CONF_DIR:+$SPARK_CONF_DIR:}${SPARK_CLASSPATH:+$SPARK_CLASSPATH:}$SPARK_HOME/jars/*"
     classpath="$classpath${SPARK_EXTRA_CLASSPATH:+:$SPARK_EXTRA_CLASSPATH}"
     exec "$JAVA_HOME/bin/java" "${java_opts[@]}" -Xms"$SPARK_EXECUTOR_MEMORY" -Xmx"$SPARK_EXECUTOR_MEMORY" \

@@ -69,6 +69,13 @@ def _images() -> dict[str, ImageSpec]:
             entrypoint=["/coredns"],
             exposed_ports=["53/tcp", "53/udp", "9153/tcp"],
         ),
+        # The Prometheus server of `make k8s-deploy` (node_monitoring), static like the others.
+        "prometheus": ImageSpec(
+            cfg.image_name("prometheus"),
+            [binary("prometheus")],
+            entrypoint=["/prometheus"],
+            exposed_ports=["9090/tcp"],
+        ),
     }
 
 

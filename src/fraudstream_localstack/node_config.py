@@ -215,7 +215,12 @@ class NodeLayout:
 def image_name(component: str) -> str:
     """The name under which a node image is imported into containerd (nothing is ever pulled)."""
     pins = versions()
-    tag = {"pause": "fraudstream", "probe": "fraudstream", "coredns": pins["COREDNS_VERSION"].lstrip("v")}[component]
+    tag = {
+        "pause": "fraudstream",
+        "probe": "fraudstream",
+        "coredns": pins["COREDNS_VERSION"].lstrip("v"),
+        "prometheus": pins["PROMETHEUS_MODULE_VERSION"],
+    }[component]
     return f"{IMAGE_REGISTRY}/{component}:{tag}"
 
 

@@ -280,7 +280,6 @@ pods. detector.sparkConf entries override them.
   "spark.kubernetes.namespace" .Release.Namespace
   "spark.kubernetes.authenticate.driver.serviceAccountName" (include "fraudstream.serviceAccountName" (dict "ctx" . "component" "detector" "serviceAccount" $d.serviceAccount))
   "spark.kubernetes.authenticate.executor.serviceAccountName" (include "fraudstream.serviceAccountName" (dict "ctx" . "component" "executor" "serviceAccount" $d.executor.serviceAccount))
-  "spark.kubernetes.executor.podNamePrefix" (printf "%s-detector" (include "fraudstream.fullname" .))
   "spark.kubernetes.executor.podTemplateContainerName" "executor"
   "spark.kubernetes.executor.deleteOnTermination" "true"
   "spark.kubernetes.driver.service.deleteOnTermination" "false"
@@ -396,6 +395,9 @@ spec:
   {{- with include "fraudstream.scheduling" . }}{{ . | trim | nindent 2 }}{{ end }}
   containers:
     - name: executor
+      # The executor fetches the driver's jars (spark.jars) into its working directory; the root file system is
+      # read-only, /tmp an emptyDir.
+      workingDir: /tmp
       # Each executor serves the evaluation metrics of the tasks it runs (the executors' PodMonitor scrapes this port).
       ports:
         - name: eval-metrics

@@ -13,13 +13,9 @@ by the real rule evaluation, for exactly what was provoked."""
 from __future__ import annotations
 
 import json
-import math
 import shutil
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -29,6 +25,7 @@ from fraudstream_localstack.operator_component import OperatorComponent, is_read
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
 from fraudstream_localstack.stack import LocalStack, StackConfig
 from tests.kafka_helpers import produce
+from tests.prometheus_api import PrometheusApi
 from tests.unit.chart.rendering import RULES_FILE, dashboard_exprs
 from tests.unit.chart.test_dashboard import TEST_SUBSTITUTIONS, substitute
 
@@ -66,13 +63,14 @@ QUIET_ALERTS = {
 }
 
 
-class Prometheus:
+class Prometheus(PrometheusApi):
     """Debian's prometheus binary on a free port, a temporary TSDB, a 1 s scrape interval."""
 
     def __init__(self, work_dir: Path, targets: dict[str, list[str]]) -> None:
         binary = shutil.which("prometheus")
         assert binary, "the prometheus server is missing: run `make install` (scripts/provision.sh monitoring)"
-        self.port = free_port()
+        port = free_port()
+        super().__init__(f"http://127.0.0.1:{port}")
         config = {
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
             "rule_files": [str(RULES_FILE)],
@@ -90,47 +88,19 @@ class Prometheus:
             binary,
             f"--config.file={config_file}",
             f"--storage.tsdb.path={work_dir / 'tsdb'}",
-            f"--web.listen-address=127.0.0.1:{self.port}",
+            f"--web.listen-address=127.0.0.1:{port}",
             "--log.level=warn",
         ]
         self._proc = ManagedProcess("prometheus", argv, work_dir / "prometheus.log")
 
     def start(self) -> Prometheus:
         self._proc.start()
-
-        def ready() -> bool:
-            if not self._proc.alive():
-                return True
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=2) as resp:
-                return bool(resp.status == 200)
-
-        wait_for(ready, 60, "prometheus", interval_s=0.3)
+        wait_for(lambda: not self._proc.alive() or self.ready(), 60, "prometheus", interval_s=0.3)
         self._proc.check_alive()
         return self
 
     def stop(self) -> None:
         self._proc.stop()
-
-    def api(self, path: str, **params: str) -> Any:
-        query = urllib.parse.urlencode(params)
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/v1/{path}?{query}", timeout=10) as resp:
-            body = json.loads(resp.read())
-        assert body["status"] == "success", body
-        return body["data"]
-
-    def targets_up(self) -> bool:
-        active = self.api("targets")["activeTargets"]
-        return bool(active) and all(t["health"] == "up" for t in active)
-
-    def has_data(self, expr: str) -> bool:
-        """True when `expr` returns at least one series with a number (not NaN) right now."""
-        result = self.api("query", query=expr)["result"]
-        return any(not math.isnan(float(series["value"][1])) for series in result)
-
-    def alerts(self, name: str, *states: str) -> list[dict[str, str]]:
-        """The labels of every alert `name` in one of `states` (pending, firing)."""
-        found = self.api("alerts")["alerts"]
-        return [a["labels"] for a in found if a["labels"]["alertname"] == name and a["state"] in states]
 
 
 @pytest.fixture(scope="module")

@@ -49,7 +49,7 @@ MODES = tuple(Mode(p.name.removesuffix("-values.yaml")) for p in sorted(CI_VALUE
 # The modes whose detector runs executor pods (the evaluator's tasks there, each serving eval-metrics): the driver
 # Deployment with a k8s:// master, and the SparkApplication. Every other mode runs its tasks in the driver pod
 # (a local master). test_render checks that this list is exactly the modes that render an executor pod template.
-EXECUTOR_MODES = ("executors", "spark-application")
+EXECUTOR_MODES = ("executors", "local-node", "spark-application")
 
 
 def helm_bin() -> Path:

@@ -4,6 +4,7 @@ built with buildah and run in containerd, is tested in tests/integration/test_im
 
 from __future__ import annotations
 
+import base64
 import fnmatch
 import os
 import re
@@ -269,6 +270,38 @@ def test_entrypoint_starts_a_kubernetes_executor_with_the_drivers_settings(tmp_p
         "--resourceProfileId": "0",
         "--podName": "fraudstream-detector-exec-3",
     }
+
+
+EXECUTOR_ENV = {
+    "SPARK_EXECUTOR_MEMORY": "1g",
+    "SPARK_DRIVER_URL": "spark://CoarseGrainedScheduler@driver:7078",
+    "SPARK_EXECUTOR_ID": "1",
+    "SPARK_EXECUTOR_CORES": "1",
+    "SPARK_APPLICATION_ID": "app",
+    "SPARK_EXECUTOR_POD_IP": "10.1.2.3",
+    "SPARK_EXECUTOR_POD_NAME": "exec-1",
+}
+
+
+def test_entrypoint_gives_an_executor_the_secret_files_key_as_spark_encodes_it(tmp_path: Path) -> None:
+    # Spark reads spark.authenticate.secret.executor.file only after its first connection to the driver, which takes
+    # the key from _SPARK_AUTH_SECRET: the base64 of the file's bytes, as Spark's SecurityManager encodes the file.
+    java = tmp_path / "jdk" / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text('#!/bin/sh\nprintf "%s" "$_SPARK_AUTH_SECRET"\n')
+    java.chmod(0o755)
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"s3cr3t\x00\xff")
+    env = {**EXECUTOR_ENV, "JAVA_HOME": str(tmp_path / "jdk"),
+           "SPARK_JAVA_OPT_0": f"-Dspark.authenticate.secret.executor.file={secret}"}  # fmt: skip
+    done = run_entrypoint(tmp_path, ["executor"], env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == base64.b64encode(b"s3cr3t\x00\xff").decode()
+    # Without that option the variable stays unset; with an unreadable file the executor stops and says why.
+    assert run_entrypoint(tmp_path, ["executor"], {**env, "SPARK_JAVA_OPT_0": "-Dx=1"}).stdout == ""
+    missing = {**env, "SPARK_JAVA_OPT_0": f"-Dspark.authenticate.secret.executor.file={tmp_path / 'nope'}"}
+    done = run_entrypoint(tmp_path, ["executor"], missing)
+    assert done.returncode == 78 and "cannot read Spark's secret file" in done.stderr
 
 
 def test_entrypoint_runs_a_spark_operator_driver_through_spark_submit_in_client_mode(tmp_path: Path) -> None:

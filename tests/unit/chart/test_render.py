@@ -351,6 +351,8 @@ def test_executors_mode_is_a_client_mode_driver_with_executor_pods_and_its_headl
 
     conf = _spark_defaults(objects)
     assert conf["spark.driver.host"] == f"{service['metadata']['name']}.fraudstream.svc"
+    # Spark 4.1+ would otherwise send executors to spark.driver.bindAddress (0.0.0.0), not to that Service.
+    assert conf["spark.kubernetes.executor.useDriverPodIP"] == "false"
     assert conf["spark.driver.port"] == "7078" and conf["spark.blockManager.port"] == "7079"
     assert conf["spark.kubernetes.namespace"] == "fraudstream"
     assert conf["spark.kubernetes.authenticate.driver.serviceAccountName"] == pod["serviceAccountName"]
@@ -555,6 +557,9 @@ def test_evaluation_metrics_are_served_and_scraped_where_the_tasks_run(m: Mode) 
         assert [c.get("ports") for spec in executors for c in spec["containers"]] == [
             [{"name": "eval-metrics", "containerPort": 9111}]
         ]
+        # Spark fetches the driver's jars into the working directory: a writable one under a read-only root.
+        (container,) = [c for spec in executors for c in spec["containers"]]
+        assert container["workingDir"] in {m["mountPath"] for m in container["volumeMounts"]}
         assert sorted(monitors) == ["fraudstream-detector", "fraudstream-executor"]
     else:
         assert "eval-metrics" in driver_ports
