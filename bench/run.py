@@ -9,6 +9,10 @@ runs the generator at the given rate for warm-up + duration, and measures every 
 consumer of the alerts topic: latency = time the consumer receives the alert - the transaction's Kafka
 timestamp. Writes bench/results/latest.json, a plot next to it, and a row in docs/BENCHMARKS.md.
 
+`--k8s-env .local/k8s.env` measures the chart that `make k8s-deploy` installed on that node instead (bench/targets.py):
+the release upgraded with its in-cluster generator off, its FraudRules replaced by the benchmark's, the load and the
+measuring consumer still on this machine, which reaches the cluster's Kafka through the cluster's DNS.
+
 `--kafka-security sasl_ssl|mtls` runs the stack on a secured broker (TLS, ACLs, each component its own principal,
 as `make run KAFKA_SECURITY=...`); the measuring consumer then connects as the admin over the same listener.
 """
@@ -36,14 +40,11 @@ from confluent_kafka import Consumer, TopicPartition
 from bench import rules
 from bench.latency import histogram_quantile, parse_histogram, percentile
 from bench.rules import write_manifests
-from fraudstream_kafka.acls import Component
+from bench.targets import DeployedTarget, LocalTarget, in_cluster_dns
 from fraudstream_kafka.settings import KafkaSettings
-from fraudstream_localstack.components import detector
 from fraudstream_localstack.kafka_security import KafkaSecurity
 from fraudstream_localstack.layout import ROOT
-from fraudstream_localstack.operator_component import OperatorComponent
 from fraudstream_localstack.processes import ManagedProcess
-from fraudstream_localstack.stack import LocalStack, StackConfig
 
 RESULTS = ROOT / "bench" / "results"
 BENCHMARKS_MD = ROOT / "docs" / "BENCHMARKS.md"
@@ -244,43 +245,62 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         default=KafkaSecurity.PLAINTEXT,
         help="plaintext; sasl_ssl (TLS, SCRAM-SHA-512) or mtls (mutual TLS), both with ACLs per component",
     )
+    p.add_argument(
+        "--k8s-env",
+        type=Path,
+        help="measure the chart deployed by `make k8s-deploy` on the node of this env file (.local/k8s.env) instead "
+        "of a local stack of the run's own",
+    )
     args = p.parse_args(argv)
     manifests, watcher = rules.for_options(p, args), watcher or Wait()
+    if args.k8s_env:
+        if not isinstance(watcher, Wait):
+            p.error("--k8s-env measures alert latency only (make bench); soak's watchers need the local stack")
+        if args.kafka_security is not KafkaSecurity.PLAINTEXT or args.detector_arg:
+            p.error("--k8s-env measures the release as deployed: set its Kafka and detector through the chart")
+        in_cluster_dns(args.k8s_env, sys.argv[1:] if argv is None else argv)
     work = Path(tempfile.mkdtemp(prefix="fraudstream-bench-"))
-    config = StackConfig.isolated(work, kafka_security=args.kafka_security)
     rules_dir = write_manifests(work / "rules", manifests)
-    det = detector(config, work / "checkpoint", args.detector_arg, log_dir=work)
-    stack = LocalStack(config, [OperatorComponent(examples_dir=rules_dir, timeout_s=300), det])
+    target: LocalTarget | DeployedTarget = (
+        DeployedTarget(args.k8s_env, rules_dir)
+        if args.k8s_env
+        else LocalTarget(work, rules_dir, args.detector_arg, args.kafka_security)
+    )
+    topics = target.topics
     clock = AlertClock()
     try:
-        print(f"bench: starting the stack in {work}", flush=True)
-        stack.start()
-        kafka = stack.kafka_settings
+        print(f"bench: starting {target.label} ({work})", flush=True)
+        target.start()
+        kafka = target.kafka
         ready = threading.Event()
-        consumer = threading.Thread(target=clock.run, args=(kafka, config.topics.alerts, ready), daemon=True)
+        consumer = threading.Thread(target=clock.run, args=(kafka, topics.alerts, ready), daemon=True)
         consumer.start()
         ready.wait(30)
-        det_urls = [stack.env()["DETECTOR_METRICS_URL"], stack.env()["DETECTOR_EVALUATOR_METRICS_URL"]]
+        det_urls = target.metrics_urls()
         generator = ManagedProcess(
             "generator",
             [sys.executable, "-m", "fraudstream_generator", "--rate", str(args.rate), "--payers", str(args.payers),
              "--duration-s", str(args.warmup_s + args.duration_s), "--profile", args.profile.value],
             work / "generator.log",
-            env=stack.component_env(Component.GENERATOR),
+            env=target.generator_env(),
         ).start()  # fmt: skip
         print(
             f"bench: {args.rate:.0f} tx/s, warm-up {args.warmup_s:.0f}s, measuring {args.duration_s:.0f}s", flush=True
         )
-        tx_before = end_offsets(kafka, config.topics.transactions)
+        tx_before = end_offsets(kafka, topics.transactions)
         time.sleep(args.warmup_s)  # the load itself sets the pace here; nothing is being waited for
         start_ms = time.time() * 1000
-        tx_start = end_offsets(kafka, config.topics.transactions)
+        tx_start = end_offsets(kafka, topics.transactions)
         metrics_start = scrape(det_urls)  # one scrape: both histograms describe the same instant
         hist_start = parse_histogram(metrics_start, "fraud_alert_latency_seconds")
         batches_start = parse_histogram(metrics_start, "fraud_batch_duration_seconds")
-        watcher.watch(Measurement(work, work / "checkpoint", det.pid, start_ms, args.duration_s))
+        watcher.watch(
+            Measurement(
+                work, target.checkpoint_dir or work / "checkpoint", target.detector_pid, start_ms, args.duration_s
+            )
+        )
         end_ms = time.time() * 1000
-        tx_end = end_offsets(kafka, config.topics.transactions)
+        tx_end = end_offsets(kafka, topics.transactions)
         generator.stop(grace_s=60)
         # Alerts for transactions sent in the window may still be on their way: wait a bounded drain.
         deadline = time.monotonic() + 30
@@ -291,7 +311,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         batches_end = parse_histogram(metrics_end, "fraud_batch_duration_seconds")
     finally:
         clock.stop()
-        stack.stop()
+        target.stop()
     window = sorted((s for s in clock.samples if start_ms <= s.transaction_ts_ms < end_ms), key=lambda s: s.received_ms)
     write_samples(work / "alerts.csv", window)
     measured = [(s.received_ms, s.latency_ms) for s in window]
@@ -323,6 +343,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         "payers": args.payers,
         "detector_args": args.detector_arg,
         "kafka_security": args.kafka_security.value,
+        "target": "k8s" if args.k8s_env else "local",
         "label": args.label,
         "machine": machine_facts(),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -364,9 +385,11 @@ def write_samples(path: Path, samples: list[AlertSample]) -> None:
 
 
 def _security_note(r: dict[str, object]) -> str:
-    """How the run's Kafka was secured, for the table's label column (nothing for plaintext)."""
+    """Where the run measured and how its Kafka was secured, for the table's label column (nothing for the local
+    stack on plaintext)."""
     security = r.get("kafka_security", "plaintext")
-    return "" if security == "plaintext" else f"[Kafka {security}]"
+    notes = ["[k8s-deploy: driver + executor pods]"] if r.get("target") == "k8s" else []
+    return " ".join(notes + ([] if security == "plaintext" else [f"[Kafka {security}]"]))
 
 
 def append_markdown(r: dict[str, object]) -> None:

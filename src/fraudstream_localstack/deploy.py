@@ -168,8 +168,9 @@ def wait_release_ready(cluster: Cluster, release: Release, timeout_s: float) -> 
         ) from exc
 
 
-def apply_rules(cluster: Cluster, namespace: str, timeout_s: float) -> None:
-    cluster.kubectl("apply", "-n", namespace, "-f", str(RULES))
+def apply_rules(cluster: Cluster, namespace: str, timeout_s: float, directory: Path = RULES) -> None:
+    """The FraudRules of `directory` applied in `namespace`, each Ready=True for its current generation."""
+    cluster.kubectl("apply", "-n", namespace, "-f", str(directory))
     try:
         wait_for(lambda: not fraudrules_ready(cluster, namespace), timeout_s, "FraudRules Ready", interval_s=1)
     except TimeoutError as exc:

@@ -12,8 +12,8 @@ test's own, then everything a user of the chart would check.
 - `helm uninstall` leaves only what docs/kubernetes.md says stays.
 - `make k8s-down` leaves nothing of the node behind (test_k8s_node checks that in depth; here, the node is gone).
 
-Kafka is reached from inside the broker's pod (kubectl exec, Kafka's console tools), as a user of the cluster would;
-its advertised name resolves only in the cluster.
+Kafka is reached from a client pod of the test's own (kubectl exec of Python scripts with confluent-kafka, in the
+fraudstream image), as a user of the cluster would: the broker's advertised name resolves only in the cluster.
 """
 
 from __future__ import annotations
@@ -30,7 +30,14 @@ from typing import Any
 import pytest
 import yaml
 
-from fraudstream_localstack.deploy import Cluster, executor_pods, fraudrules_ready, pod_ready, read_env_file
+from fraudstream_localstack.deploy import (
+    IMAGES_ENV,
+    Cluster,
+    executor_pods,
+    fraudrules_ready,
+    pod_ready,
+    read_env_file,
+)
 from fraudstream_localstack.layout import ROOT
 from fraudstream_localstack.processes import wait_for
 from tests.prometheus_api import PrometheusApi
@@ -40,12 +47,15 @@ from tests.unit.chart.test_dashboard import substitute
 pytestmark = pytest.mark.integration
 
 NAMESPACE = "fraudstream"
-KAFKA_POD = "fraudstream-kafka-0"
+BOOTSTRAP = f"fraudstream-kafka.{NAMESPACE}.svc:9092"
+CLIENT_NAMESPACE = "fraudstream-e2e"
+CLIENT_POD = "kafka-client"
 DEPLOY_TIMEOUT_S = 1800
 ALERT_DEADLINE_S = 240
 QUERY_DEADLINE_S = 300
 EXECUTORS = 2
-# Fires for every transaction of its payer: each sentinel transaction must raise exactly this rule's alert.
+# Fires for each sentinel transaction (an amount of 2e12, beyond anything the generator sends), and for nothing else.
+SENTINEL_AMOUNT = "2000000000000"
 SENTINEL_RULE = """
 apiVersion: fraudstream.io/v1alpha1
 kind: FraudRule
@@ -53,9 +63,10 @@ metadata:
   name: e2e-sentinel-count
 spec:
   groupingKeyNames: [payerId]
-  aggregatorFunctionType: COUNT
+  aggregatorFunctionType: MAX
+  aggregateFieldName: paymentAmount
   limitOperatorType: GREATER
-  limit: 0
+  limit: 1000000000000
   windowMinutes: 5
 """
 SENTINEL_RULE_ID = f"{NAMESPACE}/e2e-sentinel-count"
@@ -96,29 +107,79 @@ class Deployed:
     deploy_output: str
 
 
-def kafka_tool(cluster: Cluster, main_class: str, *args: str, stdin: str | None = None) -> str:
-    """One of Kafka's command-line tools, run in the development broker's pod against the broker itself."""
-    argv = ["java", "-XX:-UsePerfData", "-Xmx128m", "-cp", "/opt/kafka/libs/*", main_class,
-            "--bootstrap-server", "localhost:9092", *args]  # fmt: skip
-    return cluster.kubectl("exec", "-i", "-n", NAMESPACE, KAFKA_POD, "--", *argv, stdin=stdin, timeout_s=120)
+# Run by the client pod's Python (the fraudstream image has confluent-kafka): send `key|value` records; print the
+# transaction ids of one rule's alerts, reading the alerts topic from its start to its end as of the call.
+PRODUCE = """
+import sys
+from confluent_kafka import Producer
+producer = Producer({"bootstrap.servers": sys.argv[1]})
+for record in sys.argv[3:]:
+    key, _, value = record.partition("|")
+    producer.produce(sys.argv[2], key=key.encode(), value=value.encode())
+sys.exit(producer.flush(30))
+"""
+READ_ALERTS = """
+import json, sys
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+bootstrap, topic, rule_id = sys.argv[1:4]
+consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "e2e-reader", "enable.auto.commit": False})
+partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions}
+pending = {p for p, end in ends.items() if end > 0}
+consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in pending])
+while pending:
+    message = consumer.poll(10)
+    if message is None:
+        sys.exit(f"no record within 10 s; still reading {sorted(pending)}")
+    if message.error():
+        continue
+    if message.offset() >= ends[message.partition()] - 1:
+        pending.discard(message.partition())
+    alert = json.loads(message.value())
+    if alert.get("ruleId") == rule_id:
+        print(alert["transactionId"])
+consumer.close()
+"""
+
+
+def client_python(cluster: Cluster, script: str, *args: str) -> str:
+    """`script` run by Python in the test's client pod with `args` (bootstrap first)."""
+    argv = ["python", "-c", script, BOOTSTRAP, *args]
+    return cluster.kubectl("exec", "-n", CLIENT_NAMESPACE, CLIENT_POD, "--", *argv, timeout_s=120)
+
+
+def client_pod(image: str) -> list[dict[str, Any]]:
+    """A pod of the fraudstream image (Python with confluent-kafka) that idles, for `kubectl exec` of the scripts
+    above; in a namespace of its own, so that the release's namespace holds only the release."""
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": CLIENT_NAMESPACE}},
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": CLIENT_POD, "namespace": CLIENT_NAMESPACE},
+            "spec": {
+                "containers": [{
+                    "name": "client", "image": image, "imagePullPolicy": "Never", "command": ["sleep", "infinity"],
+                    "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}, "limits": {"memory": "512Mi"}},
+                }],
+                "terminationGracePeriodSeconds": 0,
+            },
+        },
+    ]  # fmt: skip
 
 
 def produce(cluster: Cluster, topic: str, records: list[tuple[str, str]]) -> None:
-    lines = "".join(f"{key}\t{value}\n" for key, value in records)
-    kafka_tool(cluster, "org.apache.kafka.tools.ConsoleProducer", "--topic", topic, "--property", "parse.key=true",
-               "--property", "key.separator=\t", stdin=lines)  # fmt: skip
+    client_python(cluster, PRODUCE, topic, *[f"{key}|{value}" for key, value in records])
 
 
-def alerts(cluster: Cluster) -> list[dict[str, Any]]:
-    """Every alert on the alerts topic so far."""
-    out = kafka_tool(cluster, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--topic", "alerts",
-                     "--from-beginning", "--timeout-ms", "8000")  # fmt: skip
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+def alerted_transactions(cluster: Cluster, rule_id: str) -> set[str]:
+    """The transaction ids of every alert of `rule_id` on the alerts topic so far."""
+    return set(client_python(cluster, READ_ALERTS, "alerts", rule_id).split())
 
 
 def transaction(tx_id: str, payer: str) -> tuple[str, str]:
     value = {"transactionId": tx_id, "eventTime": int(time.time() * 1000), "payerId": payer,
-             "beneficiaryId": "e2e-beneficiary", "paymentAmount": "10", "paymentType": "CRD"}  # fmt: skip
+             "beneficiaryId": "e2e-beneficiary", "paymentAmount": SENTINEL_AMOUNT, "paymentType": "CRD"}  # fmt: skip
     return payer, json.dumps(value)
 
 
@@ -133,6 +194,8 @@ def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployed]:
     try:
         output = make("k8s-deploy", state_dir, timeout_s=DEPLOY_TIMEOUT_S)
         cluster = Cluster(Path(read_env_file(state_dir / "k8s.env")["KUBECONFIG"]), log=print)
+        cluster.apply(client_pod(read_env_file(IMAGES_ENV)["FRAUDSTREAM_IMAGE"]))
+        cluster.kubectl("wait", "-n", CLIENT_NAMESPACE, f"pod/{CLIENT_POD}", "--for=condition=Ready", "--timeout=120s")
         url = output.strip().splitlines()[-1].split("Prometheus: ")[-1]
         yield Deployed(state_dir, cluster, PrometheusApi(url), output)
     finally:
@@ -150,7 +213,7 @@ def test_every_pod_of_the_release_and_prometheus_is_running_and_ready(deployed: 
     prometheus = deployed.cluster.get("pods", "-n", "monitoring", "-l", "app.kubernetes.io/name=prometheus")["items"]
     assert len(prometheus) == 1 and pod_ready(prometheus[0])
     assert not fraudrules_ready(deployed.cluster, NAMESPACE)
-    assert "every pod" in deployed.deploy_output or "done in" in deployed.deploy_output
+    assert deployed.prometheus.ready(), deployed.deploy_output
 
 
 def test_a_fraudrule_applied_with_kubectl_goes_ready_and_raises_alerts(deployed: Deployed) -> None:
@@ -164,11 +227,11 @@ def test_a_fraudrule_applied_with_kubectl_goes_ready_and_raises_alerts(deployed:
     def alerted() -> bool:
         sent.append(f"{payer}-{len(sent)}")
         produce(cluster, "transactions", [transaction(sent[-1], payer)])
-        return any(a["ruleId"] == SENTINEL_RULE_ID and a["transactionId"] in sent for a in alerts(cluster))
+        return bool(alerted_transactions(cluster, SENTINEL_RULE_ID) & set(sent))
 
     wait_for(alerted, ALERT_DEADLINE_S, "an alert of the kubectl-applied rule", interval_s=1)
     # ...and the in-cluster generator's own transactions raise alerts of the example rules.
-    wait_for(lambda: any(a["ruleId"] == GENERATED_RULE_ID for a in alerts(cluster)), ALERT_DEADLINE_S,
+    wait_for(lambda: alerted_transactions(cluster, GENERATED_RULE_ID), ALERT_DEADLINE_S,
              f"an alert of {GENERATED_RULE_ID} from the generator's transactions", interval_s=5)  # fmt: skip
 
 
@@ -197,8 +260,9 @@ def provoke_failures(cluster: Cluster) -> None:
 def test_every_dashboard_and_alert_rule_query_returns_data(deployed: Deployed) -> None:
     prometheus = deployed.prometheus
     provoke_failures(deployed.cluster)
-    # Grafana's variables as Grafana would substitute them; the namespace label is the release's.
-    pending = {substitute(expr).replace('"test-ns"', f'"{NAMESPACE}"'): title for title, expr in dashboard_exprs()}
+    # Grafana's variables as Grafana would substitute them: the namespace label is the release's.
+    values = {"$__rate_interval": "30s", "$namespace": NAMESPACE}  # $__rate_interval: a few of the 5 s scrapes
+    pending = {substitute(expr, values): title for title, expr in dashboard_exprs()}
     assert len(pending) >= 26
 
     def all_answered() -> bool:
@@ -266,8 +330,7 @@ def test_helm_upgrade_rolls_the_detector_keeps_rules_ready_and_loses_no_alert(de
     send("after", 3)
 
     def every_alert() -> set[str]:
-        got = {a["transactionId"] for a in alerts(cluster) if a["ruleId"] == SENTINEL_RULE_ID}
-        return set(sent) - got
+        return set(sent) - alerted_transactions(cluster, SENTINEL_RULE_ID)
 
     wait_for(lambda: not every_alert(), ALERT_DEADLINE_S, "an alert for every sentinel transaction", interval_s=5)
 
