@@ -96,8 +96,8 @@ def test_rendered_mode_passes_server_side_dry_run(
     plain = [o for o in objects if o["kind"] != "SparkApplication"]
     templates = _spark_pod_templates(objects, namespace)
     # The SparkApplication's driver and executor templates; the executor template of a k8s:// master (the executors
-    # mode); none for the default local master.
-    assert len(templates) == {"spark-application": 2, "executors": 1}.get(m.name, 0)
+    # and local-node modes); none for a local master.
+    assert len(templates) == (2 if m.name == "spark-application" else int(m.name in EXECUTOR_MODES))
     lines = _dry_run(kubeconfig, tmp_path, plain + templates)
     monitored = [line for line in lines if ".monitoring.coreos.com/" in line]
     # ServiceMonitor, PrometheusRule and the driver's PodMonitor; the executors' too wherever there are executor pods.
