@@ -10,7 +10,7 @@ SWEEP_ARGS ?=
 # plaintext, sasl_ssl (TLS + SCRAM-SHA-512) or mtls (mutual TLS); both secured modes run ACLs per component.
 KAFKA_SECURITY ?= plaintext
 
-.PHONY: help install lint java-test test run up down clean bench bench-sweep
+.PHONY: help install lint java-test test run up down clean bench bench-sweep dashboard
 
 help:
 	@echo "make run    - start the whole local stack in the foreground (Ctrl-C stops it); KAFKA_SECURITY=sasl_ssl|mtls secures Kafka"
@@ -24,6 +24,7 @@ help:
 	@echo "make k8s-up   - a real single-node Kubernetes on this machine (root); writes .local/k8s.env"
 	@echo "make k8s-deploy - helm install the chart onto it (images, dev Kafka, generator, executors, rules, Prometheus)"
 	@echo "make k8s-down - stop it and remove every trace of it"
+	@echo "make dashboard - write the chart's Grafana dashboard JSON from its grafana-foundation-sdk code"
 	@echo "make image    - the images from the Dockerfile without Docker (root; buildah on a debootstrapped base),"
 	@echo "                imported into the local node's containerd when it runs"
 
@@ -53,6 +54,10 @@ bench: install
 
 bench-sweep: install
 	$(PY) -m bench.sweep $(SWEEP_ARGS)
+
+# charts/fraudstream/files/dashboard.json from src/fraudstream_dashboard (a unit test holds them equal).
+dashboard: install
+	$(PY) -m fraudstream_dashboard
 
 # make bench's options plus --sample-interval-s and --stall-reach-s, e.g. SOAK_ARGS="--duration-s 600 --rate 500".
 SOAK_ARGS ?=

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -81,7 +80,8 @@ def in_cluster_dns(env_file: Path, argv: Sequence[str]) -> None:
     unshare = shutil.which("unshare")
     if unshare is None:
         raise SystemExit("bench: --k8s-env needs util-linux's unshare")
-    resolv = Path(tempfile.mkdtemp(prefix="fraudstream-bench-dns-")) / "resolv.conf"
+    # Next to the env file, under .local/ (overwritten by each run, gone with `make clean`): no temporary to clean up.
+    resolv = env_file.resolve().parent / "bench-resolv.conf"
     resolv.write_text(f"nameserver {node['K8S_DNS_IP']}\nsearch cluster.local\noptions ndots:5\n")
     script = 'mount --bind "$0" /etc/resolv.conf && exec "$@"'
     env = {**os.environ, CLUSTER_DNS_MARKER: node["K8S_DNS_IP"]}

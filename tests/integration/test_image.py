@@ -193,7 +193,13 @@ def test_app_image_runs_as_uid_185_and_ships_only_the_services(built: dict[str, 
     top_level = set(facts["top_level"])
     for package in ("fraudstream_operator", "fraudstream_detector", "fraudstream_generator", "fraudstream_rules"):
         assert package in top_level, package
-    assert not top_level & {"tests", "bench", "fraudstream_localstack", "fraudstream-localstack.pth"}, top_level
+    assert not top_level & {
+        "tests",
+        "bench",
+        "fraudstream_localstack",
+        "fraudstream_dashboard",
+        "fraudstream-localstack.pth",
+    }, top_level
     assert facts["suspects"] == [], "local-stack code (or the build's trust-store mounts) in the image"
     assert facts["src"] is False, "the build stage's sources (tests included) must not reach the image"
     jar = facts["env"]["FRAUDSTREAM_EVALUATOR_JAR"]

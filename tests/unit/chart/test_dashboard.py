@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.unit.chart.rendering import RULES_FILE, dashboard, dashboard_exprs
+from fraudstream_dashboard.overview import render
+from tests.unit.chart.rendering import DASHBOARD_FILE, RULES_FILE, dashboard, dashboard_exprs
 
 # Grafana variables as the integration test substitutes them for a real Prometheus.
 TEST_SUBSTITUTIONS = {"$__rate_interval": "15s", "$namespace": "fraudstream-test"}
@@ -28,6 +29,11 @@ def panel(title_part: str) -> dict[str, object]:
     hits = [p for p in dashboard()["panels"] if title_part.lower() in p["title"].lower()]
     assert len(hits) == 1, f"expected one panel titled *{title_part}*, got {[p['title'] for p in hits]}"
     return hits[0]
+
+
+def test_the_committed_json_is_what_the_sdk_code_renders() -> None:
+    """The chart ships exactly what src/fraudstream_dashboard builds with grafana-foundation-sdk."""
+    assert DASHBOARD_FILE.read_text() == render(), "charts/fraudstream/files/dashboard.json is stale: `make dashboard`"
 
 
 def test_dashboard_identity_and_variables() -> None:
