@@ -251,7 +251,17 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         help="measure the chart deployed by `make k8s-deploy` on the node of this env file (.local/k8s.env) instead "
         "of a local stack of the run's own",
     )
+    p.add_argument(
+        "--k8s-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --k8s-env: a chart value for the measured release (helm --set; repeatable), e.g. "
+        "detector.executor.memory=2g",
+    )
     args = p.parse_args(argv)
+    if args.k8s_set and not args.k8s_env:
+        p.error("--k8s-set sets values of the release that --k8s-env measures")
     manifests, watcher = rules.for_options(p, args), watcher or Wait()
     if args.k8s_env:
         if not isinstance(watcher, Wait):
@@ -262,7 +272,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="fraudstream-bench-"))
     rules_dir = write_manifests(work / "rules", manifests)
     target: LocalTarget | DeployedTarget = (
-        DeployedTarget(args.k8s_env, rules_dir)
+        DeployedTarget(args.k8s_env, rules_dir, args.k8s_set)
         if args.k8s_env
         else LocalTarget(work, rules_dir, args.detector_arg, args.kafka_security)
     )
@@ -344,6 +354,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         "detector_args": args.detector_arg,
         "kafka_security": args.kafka_security.value,
         "target": "k8s" if args.k8s_env else "local",
+        "chart_settings": args.k8s_set,
         "label": args.label,
         "machine": machine_facts(),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -388,7 +399,10 @@ def _security_note(r: dict[str, object]) -> str:
     """Where the run measured and how its Kafka was secured, for the table's label column (nothing for the local
     stack on plaintext)."""
     security = r.get("kafka_security", "plaintext")
-    notes = ["[k8s-deploy: driver + executor pods]"] if r.get("target") == "k8s" else []
+    settings = r.get("chart_settings") or []
+    assert isinstance(settings, list)
+    chart = "".join(f"; {setting}" for setting in settings)
+    notes = [f"[k8s-deploy: driver + executor pods{chart}]"] if r.get("target") == "k8s" else []
     return " ".join(notes + ([] if security == "plaintext" else [f"[Kafka {security}]"]))
 
 

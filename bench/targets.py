@@ -91,17 +91,18 @@ def in_cluster_dns(env_file: Path, argv: Sequence[str]) -> None:
 
 class DeployedTarget:
     """The chart on the node of `env_file`, as `make k8s-deploy` installs it, upgraded for the benchmark: its
-    in-cluster generator off (the benchmark sends the load), every FraudRule replaced by the benchmark's rules. The
-    release stays installed afterwards, with the benchmark's rules."""
+    in-cluster generator off (the benchmark sends the load), `settings` (helm `--set`) on top, every FraudRule
+    replaced by the benchmark's rules. The release stays installed afterwards, with the benchmark's rules and
+    values."""
 
     label = "k8s-deploy (local node: driver + executor pods)"
     checkpoint_dir: Path | None = None
     detector_pid: int | None = None
 
-    def __init__(self, env_file: Path, rules_dir: Path, release: Release | None = None) -> None:
+    def __init__(self, env_file: Path, rules_dir: Path, settings: Sequence[str] = ()) -> None:
         node = read_env_file(env_file)
         self.cluster = Cluster(Path(node["KUBECONFIG"]), log=lambda line: print(f"bench: {line}", flush=True))
-        self.release = release or Release(settings=("generator.enabled=false",))
+        self.release = Release(settings=("generator.enabled=false", *settings))
         self.rules_dir = rules_dir
         self.topics = Topics()
         self.kafka = KafkaSettings(
