@@ -43,6 +43,7 @@ class DetectorConfig:
     metrics_addr: str = "0.0.0.0"
     evaluator_metrics_port: int = 9111
     group_id_prefix: str = DETECTOR_GROUP_PREFIX
+    state_cache_mb: int = 0
 
     def source_options(self) -> dict[str, str]:
         """The Spark Kafka options of the detector's sources: the client settings, and the consumer groups' prefix
@@ -136,10 +137,19 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         "longest a task holds transactions until it has read the rules topic to its end",
         type=int,
     )
+    opt(
+        "--state-cache-mb",
+        "DETECTOR_STATE_CACHE_MB",
+        "0",
+        "heap each evaluator JVM gives its cache of group windows, in MiB (0: half its heap)",
+        type=int,
+    )
     args = p.parse_args(argv)
     for name, value in (("lateness-ms", args.lateness_ms), ("future-skew-ms", args.future_skew_ms)):
         if value < 0:
             p.error(f"--{name} must be >= 0, got {value}")
+    if args.state_cache_mb < 0:
+        p.error(f"--state-cache-mb must be >= 0, got {args.state_cache_mb}")
     if args.reorder_wait_ms < 0:
         p.error(f"--reorder-wait-ms must be >= 0, got {args.reorder_wait_ms}")
     for var, why in REMOVED_SETTINGS.items():
@@ -164,4 +174,5 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         metrics_addr=args.metrics_addr,
         evaluator_metrics_port=args.evaluator_metrics_port,
         group_id_prefix=args.group_id_prefix,
+        state_cache_mb=args.state_cache_mb,
     )

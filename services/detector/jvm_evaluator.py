@@ -52,6 +52,7 @@ def evaluate(input_records: DataFrame, cfg: DetectorConfig) -> DataFrame:
         "reorderWaitMs": str(cfg.reorder_wait_ms),
         "sweepIntervalMs": str(cfg.sweep_interval_ms),
         "rulesCatchUpTimeoutMs": str(cfg.rules_catch_up_timeout_ms),
+        "stateCacheBytes": str(cfg.state_cache_mb * 1024 * 1024),
     }
     jreported = _jvm_package(spark).Evaluation.evaluate(
         input_records._jdf, _java_map(spark, cfg.source_options()), _java_map(spark, settings)

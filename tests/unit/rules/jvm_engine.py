@@ -131,8 +131,11 @@ class JvmEngine:
         bucket: int | None = None,
         buckets: int | None = None,
         persist_every_record: bool = False,
+        page_out: str | None = None,
     ) -> list[JvmOutcome]:
-        """One JvmOutcome per transaction record, in order; records are oracle records or harness request forms."""
+        """One JvmOutcome per transaction record, in order; records are oracle records or harness request forms.
+        `page_out` ("everything" or "cold") keeps each group's window in memory, written as state rows after every
+        change and then paged out, so that what a later record needs is read back from the rows."""
         outcomes = self.request(
             {
                 "latenessMs": lateness_ms,
@@ -141,6 +144,7 @@ class JvmEngine:
                 "bucket": bucket,
                 "buckets": buckets,
                 "persistEveryRecord": persist_every_record,
+                "pageOut": page_out,
             }
         )
         return [JvmOutcome.of(outcome) for outcome in outcomes]

@@ -332,6 +332,19 @@ def test_two_shards_together_match_oracle(engine: Runner, scenario: Scenario) ->
     assert_same(merged, expected, scenario)
 
 
+@PROPERTY
+@given(scenarios(), st.sampled_from(["everything", "cold"]))
+def test_jvm_windows_paged_out_after_every_record_match_oracle(
+    jvm_engine: JvmEngine, scenario: Scenario, page_out: str
+) -> None:
+    """Windows kept in memory but paged out after every write (every event, or those the detector drops) read back
+    what later records need from the state rows: the same outcomes as the oracle's."""
+    outcomes = jvm_engine.run(
+        scenario.records, scenario.lateness_ms, future_skew_ms=scenario.future_skew_ms, page_out=page_out
+    )
+    assert_same([jvm_outcome(outcome) for outcome in outcomes], oracle_of(scenario), scenario)
+
+
 def python_jvm_outcome(outcome: core.Outcome) -> JvmOutcome:
     """A Python Engine outcome in the harness's terms (alert JSON parsed back, exact numbers)."""
     return JvmOutcome(

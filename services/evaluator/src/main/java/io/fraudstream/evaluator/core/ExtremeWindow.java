@@ -116,6 +116,11 @@ final class ExtremeWindow implements WindowAggregator {
     }
   }
 
+  @Override
+  public long cursor() {
+    return settledEnd;
+  }
+
   private BigDecimal best(BigDecimal left, BigDecimal right) {
     if (left == null) {
       return right;

@@ -64,7 +64,15 @@ public final class GroupRows {
     this.buckets = buckets;
   }
 
-  /** The group's window as last written; null if the group has no head. */
+  /** Reads the group's events back from their rows, for a window that paged them out ({@link GroupWindow#pageOut}). */
+  public EventPager pager(String groupKey) {
+    return id -> {
+      byte[] event = events.get(eventKey(groupKey, id));
+      return event == null ? null : EventCodec.decode(event);
+    };
+  }
+
+  /** The group's window as last written, with this table's {@link #pager}; null if the group has no head. */
   public GroupWindow load(String groupKey) {
     byte[] head = heads.get(groupKey);
     if (head == null) {
@@ -89,14 +97,17 @@ public final class GroupRows {
       }
       held.put(range.key(), byIndex);
     }
-    return GroupWindow.restore(
-        decoded.fieldNames(),
-        stored,
-        decoded.maxEventTimeMs(),
-        decoded.floorMs(),
-        decoded.nextEventId(),
-        decoded.maxIngestTsMs(),
-        held);
+    GroupWindow window =
+        GroupWindow.restore(
+            decoded.fieldNames(),
+            stored,
+            decoded.maxEventTimeMs(),
+            decoded.floorMs(),
+            decoded.nextEventId(),
+            decoded.maxIngestTsMs(),
+            held);
+    window.attachPager(pager(groupKey));
+    return window;
   }
 
   /** Writes what changed in the group's window since its previous write: new events, evictions, buckets, head. */

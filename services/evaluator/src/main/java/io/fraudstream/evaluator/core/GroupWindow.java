@@ -9,7 +9,6 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.Set;
 
 /**
@@ -30,13 +29,39 @@ import java.util.Set;
  * the journal), {@link #takeReprojected()} (whether the projection changed, so every live event must be rewritten),
  * {@link #takeBucketChanges()} (buckets written and dropped). Applying them and writing the head after each batch
  * keeps a row-per-event, row-per-bucket copy exact ({@link GroupRows}). Not thread-safe.
+ *
+ * <p>Paging: once its events are written, a window with a {@link #attachPager pager} may drop their decoded form
+ * ({@link #pageOut}) and keep only each event's time and id; an event it needs again is read back through the pager
+ * (with the next {@link #PAGE} dropped ones after it). Which events stay is a matter of speed only: those within the
+ * lateness of the newest, those just after each aggregator's {@link WindowAggregator#cursor cursor} (the far edges
+ * the next insertions walk), and those read since the previous page-out are kept until the next.
  */
 public final class GroupWindow implements EventLog {
   private static final int COMPACT_AFTER = 256;
 
+  /** How many dropped events a page fault reads back at once, and how many after each cursor stay in memory. */
+  public static final int PAGE = 64;
+
+  /**
+   * Heap estimates for {@link #heapBytes}: a decoded event with its projected values (the benchmark's whole-window
+   * cache retained ~800 bytes an event, index and aggregators included, docs/BENCHMARKS.md); the index every live
+   * event keeps (time, id, slot and live-id heap entry: 28 bytes, with the arrays' growth room); a bucket of a
+   * bucketed rule; a window with its rules' aggregators.
+   */
+  static final long DECODED_EVENT_BYTES = 600;
+
+  static final long INDEXED_EVENT_BYTES = 40;
+  static final long BUCKET_BYTES = 200;
+  static final long WINDOW_BYTES = 2_000;
+
   private List<String> fieldNames;
   private final ArrayList<StoredEvent> events = new ArrayList<>();
   private long[] times = new long[8];
+  private long[] ids = new long[8];
+  private int decoded; // events[i] != null, i >= head
+  private EventPager pager;
+  private long tailStart; // absolute index from which events are kept as inserted, until they age out of the tail
+  private final List<Long> pagedIn = new ArrayList<>(); // absolute indices read back since the last page-out
   private int head; // events[:head] are evicted, awaiting compaction
   private long base; // absolute index of events[0]
   private Long maxMs;
@@ -49,7 +74,7 @@ public final class GroupWindow implements EventLog {
   private List<StoredEvent> journal = new ArrayList<>();
   private List<Long> evicted = new ArrayList<>();
   private boolean reprojected;
-  private final PriorityQueue<Long> liveIds = new PriorityQueue<>();
+  private final LongMinHeap liveIds = new LongMinHeap();
   private final Set<Long> evictedIds = new HashSet<>();
 
   /** One bucket of a bucketed rule's window as a persisted row: to write, or to delete when {@code bucket} is null. */
@@ -87,9 +112,12 @@ public final class GroupWindow implements EventLog {
       }
     }
     window.times = new long[Math.max(8, window.events.size() * 2)];
+    window.ids = new long[window.times.length];
     for (int i = 0; i < window.events.size(); i++) {
       window.times[i] = window.events.get(i).eventTimeMs();
+      window.ids[i] = window.events.get(i).id();
     }
+    window.decoded = window.events.size();
     window.maxMs = maxEventTimeMs;
     window.maxIngestMs = maxIngestTsMs;
     window.floorMs = floorMs;
@@ -124,9 +152,118 @@ public final class GroupWindow implements EventLog {
     return events.size() - head;
   }
 
-  /** The live events in order (an unmodifiable view, valid until the next change). */
+  /** The live events in order (an unmodifiable view, valid until the next change); reads back any paged out. */
   public List<StoredEvent> events() {
+    for (int i = head; i < events.size(); i++) {
+      if (events.get(i) == null) {
+        pageIn(i);
+      }
+    }
     return Collections.unmodifiableList(events.subList(head, events.size()));
+  }
+
+  /** Where {@link #eventAt} reads back events {@link #pageOut} dropped; set on every use (a pager may be per task). */
+  public void attachPager(EventPager newPager) {
+    pager = newPager;
+  }
+
+  /** Number of live events held decoded in memory (the others are paged out). */
+  public int decodedCount() {
+    return decoded;
+  }
+
+  /** An estimate of the heap the window holds (the constants above), by which the shell bounds its cache. */
+  public long heapBytes() {
+    return WINDOW_BYTES
+        + INDEXED_EVENT_BYTES * size()
+        + DECODED_EVENT_BYTES * decoded
+        + BUCKET_BYTES * bucketCount();
+  }
+
+  /**
+   * Drops the decoded form of the live events that no next step is expected to read (see the class comment), or of
+   * every live event with {@code everything}. Only after the window's changes were written ({@link GroupRows#write}):
+   * a window with unwritten events, an unwritten reprojection or no pager keeps everything.
+   */
+  public void pageOut(boolean everything) {
+    if (pager == null || !journal.isEmpty() || reprojected) {
+      return;
+    }
+    if (everything) {
+      for (int i = head; i < events.size(); i++) {
+        drop(i);
+      }
+      pagedIn.clear();
+      tailStart = endIndex();
+      return;
+    }
+    long[] cursors = cursors();
+    long tailMs = 0;
+    for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
+      tailMs = Math.max(tailMs, aggregator.getKey().latenessMs);
+    }
+    long newTailStart = maxMs == null ? endIndex() : Math.max(tailStart, indexAtOrAfter(maxMs - tailMs));
+    for (long index = Math.max(tailStart, base + head); index < newTailStart; index++) {
+      dropUnlessNear(index, cursors);
+    }
+    tailStart = newTailStart;
+    for (long index : pagedIn) {
+      if (index < tailStart) {
+        dropUnlessNear(index, cursors);
+      }
+    }
+    pagedIn.clear();
+  }
+
+  private long[] cursors() {
+    long[] cursors = new long[aggregators.size()];
+    int n = 0;
+    for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
+      long cursor = aggregator.getValue().cursor();
+      if (cursor >= 0) {
+        cursors[n++] = cursor;
+      }
+    }
+    return Arrays.copyOf(cursors, n);
+  }
+
+  private void dropUnlessNear(long index, long[] cursors) {
+    for (long cursor : cursors) {
+      if (index >= cursor && index < cursor + PAGE) {
+        return;
+      }
+    }
+    int position = (int) (index - base);
+    if (position >= head && position < events.size()) {
+      drop(position);
+    }
+  }
+
+  private void drop(int position) {
+    if (events.get(position) != null) {
+      events.set(position, null);
+      decoded--;
+    }
+  }
+
+  /** Reads back the paged-out event at {@code position} and the next dropped ones, up to {@link #PAGE}. */
+  private StoredEvent pageIn(int position) {
+    if (pager == null) {
+      throw new IllegalStateException("event " + ids[position] + " was paged out and the window has no pager");
+    }
+    int end = Math.min(events.size(), position + PAGE);
+    for (int i = position; i < end; i++) {
+      if (events.get(i) == null) {
+        StoredEvent event = pager.load(ids[i]);
+        if (event == null || event.id() != ids[i]) {
+          throw new CorruptStateException("the stored copy of event " + ids[i] + " is missing");
+        }
+        events.set(i, event);
+        decoded++;
+        pagedIn.add(base + i);
+      }
+    }
+    return events.get(position);
   }
 
   /**
@@ -171,7 +308,9 @@ public final class GroupWindow implements EventLog {
 
   @Override
   public StoredEvent eventAt(long index) {
-    return events.get((int) (index - base));
+    int position = (int) (index - base);
+    StoredEvent event = events.get(position);
+    return event != null ? event : pageIn(position);
   }
 
   @Override
@@ -201,6 +340,7 @@ public final class GroupWindow implements EventLog {
    */
   void prepare(List<String> newFieldNames, Map<String, WindowSpec> specs) {
     if (!newFieldNames.equals(fieldNames)) {
+      events(); // reads back every paged-out event: all are rewritten
       Map<String, Integer> positions = new HashMap<>();
       for (int i = 0; i < fieldNames.size(); i++) {
         positions.put(fieldNames.get(i), i);
@@ -285,16 +425,24 @@ public final class GroupWindow implements EventLog {
     }
     if (events.size() == times.length) {
       times = Arrays.copyOf(times, times.length * 2);
+      ids = Arrays.copyOf(ids, times.length);
     }
     System.arraycopy(times, position, times, position + 1, events.size() - position);
+    System.arraycopy(ids, position, ids, position + 1, events.size() - position);
     times[position] = eventTimeMs;
+    ids[position] = event.id();
     events.add(position, event);
+    decoded++;
     if (maxIngestMs == null || ingestTsMs > maxIngestMs) {
       maxIngestMs = ingestTsMs;
     }
     journal.add(event);
     liveIds.add(event.id());
     long index = base + position;
+    if (index < tailStart) { // an out-of-order insertion before the tail: kept until the next page-out
+      tailStart++;
+      pagedIn.add(index);
+    }
     for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
       aggregator.getValue().onInsert(this, index);
     }
@@ -323,14 +471,16 @@ public final class GroupWindow implements EventLog {
     // Also when the floor stays: an event below it may have been inserted since (not late for a bucketed rule).
     int h = head;
     while (h < events.size() && times[h] < newFloorMs) {
-      long id = events.get(h).id();
+      long id = ids[h];
       evicted.add(id);
       evictedIds.add(id);
+      drop(h);
       h++;
     }
     if (h > COMPACT_AFTER && h * 2 > events.size()) {
       events.subList(0, h).clear();
       System.arraycopy(times, h, times, 0, events.size());
+      System.arraycopy(ids, h, ids, 0, events.size());
       base += h;
       h = 0;
     }

@@ -52,6 +52,11 @@ final class SumCountWindow implements WindowAggregator {
   }
 
   @Override
+  public long cursor() {
+    return front;
+  }
+
+  @Override
   public WindowAggregate query(EventLog log, long eventTimeMs) {
     if (maxMs == null) {
       throw new IllegalStateException("query before any insertion");

@@ -10,4 +10,12 @@ interface WindowAggregator {
    * of the event inserted last.
    */
   WindowAggregate query(EventLog log, long eventTimeMs);
+
+  /**
+   * The absolute index from which the next in-order insertions will read events forward (the far edge it walks), or
+   * -1 if it reads none; a paged window keeps the events just after it in memory.
+   */
+  default long cursor() {
+    return -1;
+  }
 }

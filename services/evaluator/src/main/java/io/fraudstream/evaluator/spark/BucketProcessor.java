@@ -45,8 +45,12 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(BucketProcessor.class);
 
-  /** The engine's settings, as configured (they override what a restored state holds). */
-  record Settings(int buckets, long latenessMs, long futureSkewMs, long reorderWaitMs, long sweepIntervalMs)
+  /**
+   * The engine's settings, as configured (they override what a restored state holds); {@code stateCacheBytes} bounds
+   * the heap this JVM's cache of group windows holds for the detector (0: half the heap).
+   */
+  record Settings(
+      int buckets, long latenessMs, long futureSkewMs, long reorderWaitMs, long sweepIntervalMs, long stateCacheBytes)
       implements java.io.Serializable {}
 
   private final Settings settings;
@@ -176,6 +180,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
                     engineState,
                     settings.latenessMs(),
                     settings.futureSkewMs(),
+                    settings.stateCacheBytes(),
                     nowMs));
     BucketState.Groups groups = state.new Groups(heads, events, buckets);
     Engine engine = state.engine();

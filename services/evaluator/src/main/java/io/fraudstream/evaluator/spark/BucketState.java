@@ -24,35 +24,30 @@ import scala.Tuple2;
  * GroupRows}: one row per live event and per bucket of a bucketed rule), so a transaction costs O(1) state writes
  * per group, whatever the window's size.
  *
+ * <p>The cache holds decoded windows, each paged ({@link GroupWindow#pageOut}): in memory a window keeps its
+ * aggregators, the index of its events (time and id) and the decoded events the next steps read (its far edges and
+ * its last lateness); the others are read back from the store on demand. The cache is bounded in bytes ({@link
+ * GroupWindow#heapBytes}): least recently used groups beyond the budget are dropped (the store keeps them), but never
+ * a group the current call used.
+ *
  * <p>The cache is trusted only while the bucket's generation in the store equals the generation it was written
  * at. Every task that processes the bucket bumps the stored generation ({@link #claim}), so after a failed task
  * (whose state the store discards) or a bucket that another JVM processed, the next claim finds a mismatch and
  * reloads from the store.
  */
 final class BucketState {
-  /**
-   * What one cached event holds on the heap with its share of the window's indexes and aggregators, measured: at the
-   * end of a 15-minute 1 000 tx/s benchmark the detector JVM retained ~2.9 GB after GC for ~3.6 million cached events.
-   */
-  private static final long BYTES_PER_CACHED_EVENT = 800;
-
-  /**
-   * The decoded events all buckets of this JVM keep: about two thirds of the heap. Least recently used groups beyond
-   * it are dropped from the cache (the store keeps them; a later use reloads the whole window, which costs a store
-   * read per event: a smaller cache that evicts groups still in use thrashes and falls behind, see docs/BENCHMARKS.md),
-   * but never a group the current call used: it would be reloaded at its next record.
-   */
-  private static final long MAX_CACHED_EVENTS =
-      Math.max(100_000L, Runtime.getRuntime().maxMemory() * 2 / 3 / BYTES_PER_CACHED_EVENT);
+  /** The cache budget of a JVM whose setting is 0: half its heap. */
+  static final long DEFAULT_CACHE_BYTES = Runtime.getRuntime().maxMemory() / 2;
 
   private static final Map<String, BucketState> CACHES = new ConcurrentHashMap<>();
 
   private long generation;
   private Engine engine;
   private long lastSweepMs;
+  private long cacheBytes;
   private final LinkedHashMap<String, GroupWindow> windows = new LinkedHashMap<>(1024, 0.75f, true);
-  private final Map<String, Integer> cachedSizes = new HashMap<>();
-  private long cachedEvents;
+  private final Map<String, Long> cachedSizes = new HashMap<>();
+  private long cachedBytes;
 
   private BucketState(long generation, Engine engine, long nowMs) {
     this.generation = generation;
@@ -72,6 +67,7 @@ final class BucketState {
       ValueState<byte[]> engineState,
       long latenessMs,
       long futureSkewMs,
+      long cacheBytes,
       long nowMs) {
     long stored = generationState.exists() ? generationState.get() : 0L;
     BucketState cached = CACHES.get(cacheKey);
@@ -83,6 +79,7 @@ final class BucketState {
       cached = new BucketState(stored, engine, nowMs);
       CACHES.put(cacheKey, cached);
     }
+    cached.cacheBytes = cacheBytes > 0 ? cacheBytes : DEFAULT_CACHE_BYTES;
     cached.generation = stored + 1;
     generationState.update(cached.generation);
     return cached;
@@ -118,6 +115,7 @@ final class BucketState {
       used.add(groupKey);
       GroupWindow window = windows.get(groupKey);
       if (window != null) {
+        window.attachPager(rows.pager(groupKey)); // this task's store
         return window;
       }
       window = rows.load(groupKey);
@@ -145,20 +143,28 @@ final class BucketState {
     void flush() {
       for (Map.Entry<String, GroupWindow> entry : dirty.entrySet()) {
         rows.write(entry.getKey(), entry.getValue());
+        entry.getValue().pageOut(false);
         cache(entry.getKey(), entry.getValue());
       }
       dirty.clear();
+      for (String groupKey : used) { // read but unchanged: what it read back since is counted, and paged out
+        GroupWindow window = windows.get(groupKey);
+        if (window != null) {
+          window.pageOut(false);
+          cache(groupKey, window);
+        }
+      }
       int budgetShare = Math.max(1, CACHES.size());
       // Access order puts the groups this call used last: eviction stops at the first of them.
       java.util.Iterator<Map.Entry<String, GroupWindow>> eldest = windows.entrySet().iterator();
-      while (cachedEvents > MAX_CACHED_EVENTS / budgetShare && eldest.hasNext()) {
+      while (cachedBytes > cacheBytes / budgetShare && eldest.hasNext()) {
         String groupKey = eldest.next().getKey();
         if (used.contains(groupKey)) {
           break;
         }
         eldest.remove();
-        Integer size = cachedSizes.remove(groupKey);
-        cachedEvents -= size == null ? 0 : size;
+        Long size = cachedSizes.remove(groupKey);
+        cachedBytes -= size == null ? 0 : size;
       }
     }
 
@@ -179,15 +185,20 @@ final class BucketState {
 
   private void cache(String groupKey, GroupWindow window) {
     windows.put(groupKey, window);
-    int size = window.size() + window.bucketCount(); // a bucket weighs less than an event: counted as one
-    Integer previous = cachedSizes.put(groupKey, size);
-    cachedEvents += size - (previous == null ? 0 : previous);
+    long size = window.heapBytes();
+    Long previous = cachedSizes.put(groupKey, size);
+    cachedBytes += size - (previous == null ? 0 : previous);
   }
 
   private void uncache(String groupKey) {
     windows.remove(groupKey);
-    Integer size = cachedSizes.remove(groupKey);
-    cachedEvents -= size == null ? 0 : size;
+    Long size = cachedSizes.remove(groupKey);
+    cachedBytes -= size == null ? 0 : size;
+  }
+
+  /** The heap the cached windows hold by their estimate ({@link GroupWindow#heapBytes}). */
+  long cachedBytes() {
+    return cachedBytes;
   }
 
   private static GroupRows.Table table(MapState<String, byte[]> state) {

@@ -36,7 +36,7 @@ public final class Evaluation {
    * The reported rows ({@link OutputRow#SCHEMA}) of {@code input}, a stream with the columns {@link #INPUT_COLUMNS}.
    * {@code kafkaOptions} are the Spark Kafka options (bootstrap servers, security), which the rules catch-up reads
    * the rules topic with; {@code settings} holds: rulesTopic, checkpointDir, buckets, latenessMs, futureSkewMs,
-   * reorderWaitMs, sweepIntervalMs, rulesCatchUpTimeoutMs. Throws IllegalArgumentException when the input's columns
+   * reorderWaitMs, sweepIntervalMs, rulesCatchUpTimeoutMs, stateCacheBytes (0: half the JVM's heap). Throws IllegalArgumentException when the input's columns
    * are not {@link #INPUT_COLUMNS}.
    */
   public static Dataset<Row> evaluate(
@@ -53,7 +53,8 @@ public final class Evaluation {
                 Long.parseLong(settings.get("latenessMs")),
                 Long.parseLong(settings.get("futureSkewMs")),
                 Long.parseLong(settings.get("reorderWaitMs")),
-                Long.parseLong(settings.get("sweepIntervalMs"))),
+                Long.parseLong(settings.get("sweepIntervalMs")),
+                Long.parseLong(settings.getOrDefault("stateCacheBytes", "0"))),
             checkpointDir,
             new RulesTopic(
                 KafkaClients.clientConfig(kafkaOptions),

@@ -3,10 +3,12 @@ package io.fraudstream.evaluator.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.math.BigDecimal;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -118,5 +120,86 @@ class GroupWindowTest {
     assertEquals(List.of(19_990L), times(window).subList(100, 101));
     assertEquals(1_899L, window.minLiveId());
     assertEquals(window.size(), window.endIndex() - window.indexAtOrAfter(Long.MIN_VALUE));
+  }
+
+  /** A window summing amounts over {@code windowMs} with {@code latenessMs}, its events written to {@code stored}. */
+  private static GroupWindow summing(long windowMs, long latenessMs, Map<Long, StoredEvent> stored, int[] loads) {
+    GroupWindow window = new GroupWindow(FIELDS);
+    WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
+    ValueOf amount = event -> event.amounts().get(0);
+    window.prepare(FIELDS, Map.of("sum", new WindowSpec(key, WindowSpec.Kind.SUM_COUNT, windowMs, latenessMs, amount)));
+    window.attachPager(
+        id -> {
+          loads[0]++;
+          return stored.get(id);
+        });
+    return window;
+  }
+
+  private static void write(GroupWindow window, Map<Long, StoredEvent> stored) {
+    window.takeJournal().forEach(event -> stored.put(event.id(), event));
+    window.takeEvicted().forEach(stored::remove);
+  }
+
+  @Test
+  void pageOutKeepsTheTailAndTheEventsAfterEachCursorAndReadsTheRestBackInPages() {
+    Map<Long, StoredEvent> stored = new HashMap<>();
+    int[] loads = {0};
+    GroupWindow window = summing(100_000, 1_000, stored, loads);
+    for (int i = 0; i < 1_000; i++) {
+      insert(window, i * 100L, i, BigDecimal.valueOf(i));
+    }
+    write(window, stored);
+    long before = window.heapBytes();
+    window.pageOut(false);
+    // The sum's cursor is the window's far edge (event 0): PAGE events from there, and the 11 events of the last
+    // second (the lateness) stay decoded.
+    assertEquals(GroupWindow.PAGE + 11, window.decodedCount());
+    assertEquals(before - (1_000 - GroupWindow.PAGE - 11) * GroupWindow.DECODED_EVENT_BYTES, window.heapBytes());
+    for (int i = 1_000; i < 3_000; i++) {
+      insert(window, i * 100L, i, BigDecimal.valueOf(i));
+      long first = Math.max(0, i - 1_000);
+      WindowAggregate aggregate = window.aggregate("sum", i * 100L);
+      assertEquals(i - first + 1, aggregate.count(), "members of [t - 100 s, t] at event " + i);
+      assertEquals(BigDecimal.valueOf((first + i) * (i - first + 1) / 2), aggregate.total());
+      window.setFloor(i * 100L - 101_000);
+      write(window, stored);
+      window.pageOut(false);
+      assertTrue(window.decodedCount() <= 2 * GroupWindow.PAGE + 11, "decoded at event " + i);
+    }
+    // Each event left the window once, read back a page at a time: about one load per event that left.
+    assertTrue(loads[0] <= 2_000 + GroupWindow.PAGE, "loads: " + loads[0]);
+    window.pageOut(true);
+    assertEquals(0, window.decodedCount());
+    assertEquals(window.size(), window.events().size(), "every live event read back");
+    assertEquals(List.of(1_989L, 1_990L), ids(window.events()).subList(0, 2), "the floor, 101 s behind");
+  }
+
+  @Test
+  void aWindowWithUnwrittenEventsOrNoPagerKeepsEverythingDecoded() {
+    GroupWindow unpaged = new GroupWindow(FIELDS);
+    insert(unpaged, 100, 1, BigDecimal.ONE);
+    unpaged.takeJournal();
+    unpaged.pageOut(true);
+    assertEquals(1, unpaged.decodedCount(), "no pager: nothing to read back from");
+    Map<Long, StoredEvent> stored = new HashMap<>();
+    GroupWindow window = summing(1_000, 0, stored, new int[1]);
+    insert(window, 100, 1, BigDecimal.ONE);
+    window.pageOut(true);
+    assertEquals(1, window.decodedCount(), "an event not yet written stays");
+    write(window, stored);
+    window.pageOut(true);
+    assertEquals(0, window.decodedCount());
+  }
+
+  @Test
+  void anEventWhoseStoredCopyIsGoneIsCorruptState() {
+    Map<Long, StoredEvent> stored = new HashMap<>();
+    GroupWindow window = summing(1_000, 0, stored, new int[1]);
+    insert(window, 100, 1, BigDecimal.ONE);
+    write(window, stored);
+    window.pageOut(true);
+    stored.clear();
+    assertThrows(CorruptStateException.class, window::events);
   }
 }

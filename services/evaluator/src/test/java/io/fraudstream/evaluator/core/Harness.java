@@ -81,7 +81,11 @@ public final class Harness {
       owns = key -> GroupKeys.bucketOf(key, buckets) == bucket;
     }
     Engine engine = new Engine(latenessMs, futureSkewMs);
-    GroupStore store = persist ? new RowGroupStore() : new InMemoryGroupStore();
+    Object pageOut = request.get("pageOut");
+    GroupStore store =
+        pageOut != null
+            ? new PagedGroupStore("everything".equals(pageOut))
+            : persist ? new RowGroupStore() : new InMemoryGroupStore();
     StringBuilder out = new StringBuilder("{\"outcomes\":[");
     List<String> ruleRejections = new ArrayList<>();
     boolean first = true;
@@ -289,6 +293,40 @@ public final class Harness {
 
     private static GroupRows.Table table(Map<String, byte[]> map) {
       return GroupRows.Table.of(map::get, map::put, map::remove);
+    }
+  }
+
+  /**
+   * Keeps each group's window in memory, as the Spark shell's cache does, writing it as rows after every change and
+   * then paging out its events ({@link GroupWindow#pageOut}): all of them with {@code everything}, else those the
+   * shell would; every event a later step needs is read back from the rows.
+   */
+  static final class PagedGroupStore implements GroupStore {
+    private final RowGroupStore rows = new RowGroupStore();
+    private final Map<String, GroupWindow> windows = new HashMap<>();
+    private final boolean everything;
+
+    PagedGroupStore(boolean everything) {
+      this.everything = everything;
+    }
+
+    @Override
+    public GroupWindow get(String groupKey) {
+      return windows.get(groupKey);
+    }
+
+    @Override
+    public void put(String groupKey, GroupWindow window) {
+      window.attachPager(rows.rows.pager(groupKey));
+      rows.put(groupKey, window);
+      window.pageOut(everything);
+      windows.put(groupKey, window);
+    }
+
+    @Override
+    public void delete(String groupKey) {
+      rows.delete(groupKey);
+      windows.remove(groupKey);
     }
   }
 }

@@ -45,7 +45,7 @@ class BucketProcessorTest {
   private BucketProcessor processor(int buckets, long reorderWaitMs, Map<Integer, Long> rulesEnds, long catchUpMs) {
     FakeRulesTopic rules = new FakeRulesTopic(rulesEnds, catchUpMs);
     topics.add(rules);
-    BucketProcessor.Settings settings = new BucketProcessor.Settings(buckets, 60_000, 300_000, reorderWaitMs, 600_000);
+    BucketProcessor.Settings settings = new BucketProcessor.Settings(buckets, 60_000, 300_000, reorderWaitMs, 600_000, 0);
     return new BucketProcessor(settings, instance, rules.topic, clock);
   }
 

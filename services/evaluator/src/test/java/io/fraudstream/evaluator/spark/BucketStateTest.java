@@ -36,9 +36,15 @@ class BucketStateTest {
   private final Tester<Integer> tester = new Tester<>(probe, TimeMode.None());
 
   private BucketState claim() {
+    return claim(0);
+  }
+
+  private BucketState claim(long cacheBytes) {
     AtomicReference<BucketState> claimed = new AtomicReference<>();
     probe.run(
-        tester, 0, h -> claimed.set(BucketState.claim(cacheKey, h.generation(), h.engine(), 60_000, 300_000, T0)));
+        tester,
+        0,
+        h -> claimed.set(BucketState.claim(cacheKey, h.generation(), h.engine(), 60_000, 300_000, cacheBytes, T0)));
     return claimed.get();
   }
 
@@ -213,5 +219,42 @@ class BucketStateTest {
     assertEquals(true, state.sweepDue(T0 + 1_000, 1_000));
     assertEquals(false, state.sweepDue(T0 + 1_500, 1_000));
     assertEquals(true, state.sweepDue(T0 + 2_000, 1_000));
+  }
+
+  @Test
+  void theCacheHoldsNoMoreBytesThanItsBudgetBeyondTheGroupsOfTheCurrentCall() {
+    BucketState state = claim(1);
+    addCountRule(state.engine(), 60);
+    evaluate(state, "p1", T0, T0 + 1_000);
+    GroupWindow first = read(state, GROUP);
+    evaluate(state, "p2", T0 + 2_000);
+    assertEquals(read(state, OTHER_GROUP).heapBytes(), state.cachedBytes(), "only the group of the last call");
+    GroupWindow reloaded = read(state, GROUP);
+    assertNotSame(first, reloaded, "dropped from the cache, read back from the store");
+    assertEquals(List.of(T0, T0 + 1_000), reloaded.events().stream().map(StoredEvent::eventTimeMs).toList());
+  }
+
+  @Test
+  void eventsPagedOutInOneTaskAreReadBackThroughTheNextTasksStore() {
+    BucketState state = claim();
+    addCountRule(state.engine(), 60);
+    long[] times = new long[300];
+    for (int i = 0; i < times.length; i++) {
+      times[i] = T0 + i * 10_000L; // 50 minutes: the count's far edge stays at the first event
+    }
+    evaluate(state, "p1", times);
+    GroupWindow window = read(state, GROUP);
+    assertEquals(GroupWindow.PAGE + 7, window.decodedCount(), "the far edge's page and the last minute");
+    BucketState next = claim();
+    assertSame(state, next, "the cache carries over to the next task");
+    long[] later = new long[200];
+    for (int i = 0; i < later.length; i++) {
+      later[i] = T0 + (300 + i) * 10_000L; // the far edge walks through the paged-out events
+    }
+    evaluate(next, "p1", later);
+    GroupWindow walked = read(next, GROUP);
+    assertSame(window, walked);
+    assertEquals(367, walked.size(), "61 minutes (window and lateness) of events 10 s apart, both ends included");
+    assertEquals(walked.size(), walked.events().size());
   }
 }
