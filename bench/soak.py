@@ -9,7 +9,9 @@ Runs `bench.run` (same stack, rules, workload and latency measurement; every mak
   and commits; the last sample taken in that minute, sampled every `--sample-interval-s`). A final fragment of 3 s
   or less is not a minute.
 - `transitions`: one per checkpoint transition inside the window, i.e. per batch Spark committed (the mtime of
-  `<checkpoint>/commits/<batch>`), with its stall.
+  `<checkpoint>/commits/<batch>`), with its stall and, from the progress lines of the detector's log, what the parts
+  Spark times cost: the ending batch's state commit (its stateful operators' commit times, and RocksDB's own commit
+  phases summed over them) and offsets commit, and the next batch's start (latest offsets, write-ahead log, planning).
 - The stall of a transition at T: output is silent while input waits when an alert's transaction is already on the
   transactions topic and no alert at all comes out. For alerts in the order received, alert i ends a silence that
   began at max(received time of alert i-1, Kafka timestamp of alert i's transaction). A transition's stall is the
@@ -21,6 +23,7 @@ Runs `bench.run` (same stack, rules, workload and latency measurement; every mak
 from __future__ import annotations
 
 import argparse
+import ast
 import bisect
 import contextlib
 import math
@@ -30,7 +33,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,11 +86,38 @@ class Minute:
 @dataclass(frozen=True)
 class Transition:
     """A checkpoint transition: Spark committed `batch` `at_s` seconds into the window; `stall_ms` is the longest
-    silence while input waited around it (None when no alert came near it at all)."""
+    silence while input waited around it (None when no alert came near it at all). The costs are None when the
+    detector's log has no progress line for the batch: `state_commit_ms` is the sum of its stateful operators' commit
+    times and `rocksdb_commit_ms` RocksDB's commit phases in them (summed over the operators); `spark_ms` holds the
+    ending batch's `commitOffsets` and the next batch's `latestOffset`, `walCommit`, `queryPlanning` and `getBatch`."""
 
     batch: int
     at_s: float
     stall_ms: float | None
+    state_commit_ms: float | None = None
+    rocksdb_commit_ms: dict[str, float] | None = None
+    spark_ms: dict[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """A batch's progress as the detector logs it (`fraudstream_detector.pipeline.ProgressMetrics`): Spark's
+    `durationMs`, and per stateful operator its commit time and custom metrics."""
+
+    batch: int
+    durations_ms: dict[str, float]
+    operators: list[tuple[float, dict[str, float]]]
+
+
+# fraudstream_detector.pipeline logs: "batch 3: 296354 rows, durations {'addBatch': 301359, ...}, state [(rows,
+# commitTimeMs, {'rocksdbCommitFlushLatency': 51, ...}), ...]" (Python reprs of a dict and a list of tuples).
+_BATCH_PROGRESS = re.compile(
+    r" batch (?P<batch>\d+): \d+ rows, durations (?P<durations>\{[^}]*\}), state (?P<state>\[.*\])$"
+)
+# RocksDB's commit phases among the operators' custom metrics.
+_ROCKSDB_COMMIT = re.compile(r"^rocksdb(Commit\w*Latency\w*|ChangeLogWriterCommitLatencyMs|SaveZipFilesLatencyMs)$")
+_ENDING_PHASES = ("commitOffsets",)
+_STARTING_PHASES = ("latestOffset", "walCommit", "queryPlanning", "getBatch")
 
 
 def parse_gc_log(text: str) -> list[GcPause]:
@@ -100,6 +130,46 @@ def parse_gc_log(text: str) -> list[GcPause]:
             after_mb = float(m["after"]) * _SIZE_MB[m["unit"]]
             pauses.append(GcPause(int(m["at"]), after_mb, float(m["pause"])))
     return pauses
+
+
+def parse_batch_progress(text: str) -> dict[int, BatchProgress]:
+    """The batches' progress lines of a detector log by batch id (the last line wins); other lines, and lines whose
+    reprs do not parse, are skipped."""
+    batches = {}
+    for line in text.splitlines():
+        m = _BATCH_PROGRESS.search(line.rstrip())
+        if not m:
+            continue
+        try:
+            durations = ast.literal_eval(m["durations"])
+            state = ast.literal_eval(m["state"])
+            operators = [(float(commit_ms), {k: float(v) for k, v in custom.items()}) for _, commit_ms, custom in state]
+        except (ValueError, SyntaxError, TypeError, AttributeError):
+            continue
+        batch = int(m["batch"])
+        batches[batch] = BatchProgress(batch, {k: float(v) for k, v in durations.items()}, operators)
+    return batches
+
+
+def with_costs(transition: Transition, progress: dict[int, BatchProgress]) -> Transition:
+    """`transition` with the costs Spark timed (Transition's fields) from the progress of its batch and the next."""
+    ending, starting = progress.get(transition.batch), progress.get(transition.batch + 1)
+    if ending is None:
+        return transition
+    rocksdb: dict[str, float] = {}
+    for _, custom in ending.operators:
+        for name, ms in custom.items():
+            if _ROCKSDB_COMMIT.match(name):
+                rocksdb[name] = rocksdb.get(name, 0.0) + ms
+    spark = {p: ending.durations_ms[p] for p in _ENDING_PHASES if p in ending.durations_ms}
+    if starting is not None:
+        spark.update({p: starting.durations_ms[p] for p in _STARTING_PHASES if p in starting.durations_ms})
+    return replace(
+        transition,
+        state_commit_ms=sum(commit_ms for commit_ms, _ in ending.operators),
+        rocksdb_commit_ms=rocksdb,
+        spark_ms=spark,
+    )
 
 
 def _stats(latencies: Sequence[float]) -> tuple[float | None, float | None, float | None]:
@@ -249,8 +319,10 @@ class Soak:
         self.commits: list[tuple[int, float]] = []
         self.gc_log: Path | None = None
         self.gc_log_error = ""
+        self.detector_log: Path | None = None
 
     def watch(self, measurement: run.Measurement) -> None:
+        self.detector_log = measurement.work / "detector.log"
         self._start_gc_log(measurement)
         end_s = measurement.start_ms / 1000 + measurement.duration_s
         while (now_s := time.time()) < end_s:
@@ -274,7 +346,11 @@ class Soak:
     def report(self, window: Sequence[run.AlertSample], start_ms: float, end_ms: float) -> dict[str, Any]:
         gcs = parse_gc_log(self.gc_log.read_text()) if self.gc_log and self.gc_log.exists() else []
         latencies = sorted(s.latency_ms for s in window)
-        transitions = transition_stalls(window, self.commits, start_ms, end_ms, self.reach_ms)
+        log = self.detector_log
+        progress = parse_batch_progress(log.read_text(errors="replace")) if log and log.exists() else {}
+        transitions = [
+            with_costs(t, progress) for t in transition_stalls(window, self.commits, start_ms, end_ms, self.reach_ms)
+        ]
         stalls = [t.stall_ms for t in transitions if t.stall_ms is not None]
         return {
             "p999_ms": round(percentile(latencies, 99.9), 1),

@@ -97,6 +97,49 @@ def test_a_transition_with_no_alert_anywhere_near_it_has_no_stall() -> None:
     assert soak.transition_stalls([], [(4, T0 + 50_000)], T0, T0 + 60_000) == [Transition(4, 50.0, None)]
 
 
+BATCH_3 = (
+    "2026-11-25 23:12:26,290 INFO fraudstream_detector.pipeline batch 3: 296354 rows, durations "
+    "{'triggerExecution': 303813, 'queryPlanning': 1318, 'commitOffsets': 205, 'latestOffset': 684, "
+    "'addBatch': 301359, 'walCommit': 72}, state [(11339, 576, {'rocksdbCommitFlushLatency': 51, "
+    "'rocksdbCommitFileSyncLatencyMs': 495, 'rocksdbGetCount': 46710}), (1734155, 946, "
+    "{'rocksdbCommitFlushLatency': 178, 'rocksdbChangeLogWriterCommitLatencyMs': 167, 'rocksdbPutCount': 2963340})]"
+)
+BATCH_4 = (
+    "2026-11-25 23:17:30,000 INFO fraudstream_detector.pipeline batch 4: 300000 rows, durations "
+    "{'queryPlanning': 310, 'getBatch': 2, 'latestOffset': 20, 'walCommit': 40, 'addBatch': 300900, "
+    "'commitOffsets': 90}, state []"
+)
+PROGRESS_LOG = "\n".join(
+    [
+        "2026-11-25 23:12:25,100 INFO py4j.clientserver Received command c on object id p0",
+        BATCH_3,
+        BATCH_4,
+        "2026-11-25 23:22:30,000 INFO fraudstream_detector.pipeline batch 5: 1 rows, durations {'addBatch': 3, "
+        "state [(",
+    ]
+)
+
+
+def test_transition_costs_come_from_the_progress_of_its_batch_and_the_next() -> None:
+    progress = soak.parse_batch_progress(PROGRESS_LOG)
+    assert sorted(progress) == [3, 4], "a line whose reprs do not parse is skipped"
+    assert progress[3].operators[1] == (946.0, {"rocksdbCommitFlushLatency": 178.0,
+                                                "rocksdbChangeLogWriterCommitLatencyMs": 167.0,
+                                                "rocksdbPutCount": 2963340.0})  # fmt: skip
+    got = soak.with_costs(Transition(3, 12.0, 2_400.0), progress)
+    assert got == Transition(
+        3, 12.0, 2_400.0,
+        state_commit_ms=1_522.0,
+        rocksdb_commit_ms={"rocksdbCommitFlushLatency": 229.0, "rocksdbCommitFileSyncLatencyMs": 495.0,
+                           "rocksdbChangeLogWriterCommitLatencyMs": 167.0},
+        spark_ms={"commitOffsets": 205.0, "latestOffset": 20.0, "walCommit": 40.0, "queryPlanning": 310.0,
+                  "getBatch": 2.0},
+    )  # fmt: skip
+    last = soak.with_costs(Transition(4, 312.0, 900.0), progress)
+    assert last.spark_ms == {"commitOffsets": 90.0} and last.state_commit_ms == 0.0, "no next batch logged yet"
+    assert soak.with_costs(Transition(9, 1.0, None), progress) == Transition(9, 1.0, None)
+
+
 def test_commit_times_and_the_size_of_the_state_come_from_the_checkpoint_location(tmp_path: Path) -> None:
     assert soak.commit_times(tmp_path) == [] and soak.tree_bytes(tmp_path / "absent") == 0
     (tmp_path / "commits").mkdir()
@@ -136,7 +179,10 @@ def test_the_soak_report_adds_the_contract_keys(tmp_path: Path) -> None:
         {"minute": 1, "alerts": 600, "p50_ms": 20.0, "p99_ms": 20.0, "max_ms": 20.0, "heap_after_gc_mb": 4.0,
          "gc_pause_ms": 1.0, "state_disk_mb": 1.0}
     ]  # fmt: skip
-    assert report["transitions"] == [{"batch": 3, "at_s": 30.0, "stall_ms": 20.0}]
+    assert report["transitions"] == [
+        {"batch": 3, "at_s": 30.0, "stall_ms": 20.0, "state_commit_ms": None, "rocksdb_commit_ms": None,
+         "spark_ms": None}
+    ]  # fmt: skip
     result: dict[str, Any] = {"rate_tps": 10.0, "duration_s": 60.0, **report}
     watcher.plot(
         tmp_path / "soak.png", json.loads(json.dumps(result)), [(a.received_ms, a.latency_ms) for a in window], T0
@@ -170,3 +216,14 @@ def test_soak_options_reach_bench_run_after_its_defaults(
     defaults = ["--duration-s", "3600", "--output", str(run.RESULTS / "soak.json"), "--label", "soak"]
     assert args == defaults + forwarded  # later flags win in argparse: SOAK_ARGS override the defaults
     assert (watcher.sample_interval_s, watcher.reach_ms) == (interval_s, reach_ms)
+
+
+def test_the_soak_report_splits_each_transition_with_the_detectors_progress_log(tmp_path: Path) -> None:
+    watcher = soak.Soak()
+    watcher.detector_log = tmp_path / "detector.log"
+    watcher.detector_log.write_text(PROGRESS_LOG)
+    watcher.commits = [(3, T0 + 30_000)]
+    report = watcher.report(steady(60), T0, T0 + 60_000)
+    (transition,) = report["transitions"]
+    assert transition["state_commit_ms"] == 1_522.0
+    assert transition["spark_ms"]["queryPlanning"] == 310.0
