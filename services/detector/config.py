@@ -141,7 +141,7 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         "--state-cache-mb",
         "DETECTOR_STATE_CACHE_MB",
         "0",
-        "heap each evaluator JVM gives its cache of group windows, in MiB (0: half its heap)",
+        "heap each evaluator JVM gives its cache of group windows, in MiB (0: a quarter of its heap)",
         type=int,
     )
     args = p.parse_args(argv)

@@ -50,7 +50,7 @@ def test_future_skew_reorder_wait_and_liveness_timeout() -> None:
     assert (cfg.future_skew_ms, cfg.reorder_wait_ms, cfg.liveness_timeout_s) == (1_000, 50, 30.0)
 
 
-def test_the_state_cache_defaults_to_half_the_heap_unless_sized() -> None:
+def test_the_state_cache_defaults_to_a_share_of_the_heap_unless_sized() -> None:
     assert parse_config([], env={}).state_cache_mb == 0
     assert parse_config([], env={"DETECTOR_STATE_CACHE_MB": "512"}).state_cache_mb == 512
     assert parse_config(["--state-cache-mb", "256"], env={"DETECTOR_STATE_CACHE_MB": "512"}).state_cache_mb == 256

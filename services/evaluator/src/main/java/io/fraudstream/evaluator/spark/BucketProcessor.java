@@ -47,7 +47,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
 
   /**
    * The engine's settings, as configured (they override what a restored state holds); {@code stateCacheBytes} bounds
-   * the heap this JVM's cache of group windows holds for the detector (0: half the heap).
+   * the heap this JVM's cache of group windows holds for the detector (0: a quarter of the heap).
    */
   record Settings(
       int buckets, long latenessMs, long futureSkewMs, long reorderWaitMs, long sweepIntervalMs, long stateCacheBytes)

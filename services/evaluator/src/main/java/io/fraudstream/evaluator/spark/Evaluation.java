@@ -36,8 +36,8 @@ public final class Evaluation {
    * The reported rows ({@link OutputRow#SCHEMA}) of {@code input}, a stream with the columns {@link #INPUT_COLUMNS}.
    * {@code kafkaOptions} are the Spark Kafka options (bootstrap servers, security), which the rules catch-up reads
    * the rules topic with; {@code settings} holds: rulesTopic, checkpointDir, buckets, latenessMs, futureSkewMs,
-   * reorderWaitMs, sweepIntervalMs, rulesCatchUpTimeoutMs, stateCacheBytes (0: half the JVM's heap). Throws IllegalArgumentException when the input's columns
-   * are not {@link #INPUT_COLUMNS}.
+   * reorderWaitMs, sweepIntervalMs, rulesCatchUpTimeoutMs, stateCacheBytes (0: a quarter of the JVM's heap).
+   * Throws IllegalArgumentException when the input's columns are not {@link #INPUT_COLUMNS}.
    */
   public static Dataset<Row> evaluate(
       Dataset<Row> input, Map<String, String> kafkaOptions, Map<String, String> settings) {
