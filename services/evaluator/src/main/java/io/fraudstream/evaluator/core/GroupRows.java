@@ -79,11 +79,12 @@ public final class GroupRows {
       return null;
     }
     EventCodec.Head decoded = EventCodec.decodeHead(head);
+    EventPager pager = pager(groupKey);
     List<StoredEvent> stored = new ArrayList<>();
     for (long id = decoded.minLiveId(); id < decoded.nextEventId(); id++) {
-      byte[] event = events.get(eventKey(groupKey, id));
+      StoredEvent event = pager.load(id);
       if (event != null) {
-        stored.add(EventCodec.decode(event));
+        stored.add(event);
       }
     }
     Map<WindowSpec.Key, Map<Long, Bucket>> held = new HashMap<>();
@@ -106,7 +107,7 @@ public final class GroupRows {
             decoded.nextEventId(),
             decoded.maxIngestTsMs(),
             held);
-    window.attachPager(pager(groupKey));
+    window.attachPager(pager);
     return window;
   }
 

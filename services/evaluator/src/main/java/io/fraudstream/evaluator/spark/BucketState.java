@@ -143,15 +143,12 @@ final class BucketState {
       dirty.remove(groupKey);
     }
 
-    /** Writes every changed group ({@link GroupRows#write}). */
+    /** Writes every changed group ({@link GroupRows#write}), pages out the groups this call used, trims the cache. */
     void flush() {
-      for (Map.Entry<String, GroupWindow> entry : dirty.entrySet()) {
-        rows.write(entry.getKey(), entry.getValue());
-        entry.getValue().pageOut(false);
-        cache(entry.getKey(), entry.getValue());
-      }
+      dirty.forEach(rows::write);
       dirty.clear();
-      for (String groupKey : used) { // read but unchanged: what it read back since is counted, and paged out
+      // Every group this call used (changed ones are now written) is paged out and weighed again.
+      for (String groupKey : used) {
         GroupWindow window = windows.get(groupKey);
         if (window != null) {
           window.pageOut(false);
