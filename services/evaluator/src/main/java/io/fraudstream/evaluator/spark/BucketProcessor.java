@@ -39,11 +39,16 @@ import scala.jdk.javaapi.CollectionConverters;
  * records until it has read the rules topic up to where it ended when the task started ({@link RulesCatchUp}); with
  * a reorder wait, records are then held up to that long and evaluated in ingestion order ({@link HeldRecords}),
  * released as later records arrive and by processing-time timers. Groups idle past their horizon are swept every
- * {@code sweepIntervalMs} of processing time.
+ * {@code sweepIntervalMs} of processing time, {@link #SWEEP_SLICE} groups a call.
  */
-public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> {
+public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(BucketProcessor.class);
+  /**
+   * How many groups a call's share of a sweep looks at. A whole walk in one call held up every record behind it for
+   * as long as it took: seconds, with hundreds of thousands of groups.
+   */
+  static final int SWEEP_SLICE = 256;
 
   /**
    * The engine's settings, as configured (they override what a restored state holds); {@code stateCacheBytes} bounds
@@ -110,7 +115,8 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
   }
 
   @Override
-  public Iterator<Row> handleInputRows(Integer bucket, Iterator<Row> rows, TimerValues timerValues) {
+  public Iterator<Row> handleInputRows(Long key, Iterator<Row> rows, TimerValues timerValues) {
+    int bucket = BucketKeys.bucketOf(key, settings.buckets());
     List<InputRecord> received = new ArrayList<>();
     while (rows.hasNext()) {
       received.add(InputRecord.of(rows.next()));
@@ -138,7 +144,8 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
   }
 
   @Override
-  public Iterator<Row> handleExpiredTimer(Integer bucket, TimerValues timerValues, ExpiredTimerInfo expiredTimerInfo) {
+  public Iterator<Row> handleExpiredTimer(Long key, TimerValues timerValues, ExpiredTimerInfo expiredTimerInfo) {
+    int bucket = BucketKeys.bucketOf(key, settings.buckets());
     long nowMs = clock.millis();
     timers.remove(bucket);
     return evaluate(bucket, reordering(bucket, nowMs).release(nowMs), nowMs);
@@ -223,10 +230,7 @@ public final class BucketProcessor extends StatefulProcessor<Integer, Row, Row> 
         out.add(OutputRow.alert(record, alert.ruleId(), alert.toMessageValue()).toRow());
       }
     }
-    boolean swept = state.sweepDue(nowMs, settings.sweepIntervalMs());
-    if (swept) {
-      groups.sweep();
-    }
+    boolean swept = groups.sweep(nowMs, settings.sweepIntervalMs(), SWEEP_SLICE);
     groups.flush();
     if (rulesChanged || swept) {
       // The rule set (and the sweep clock) is written when rules change and at each sweep; a restore with an

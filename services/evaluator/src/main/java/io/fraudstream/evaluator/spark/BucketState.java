@@ -48,6 +48,9 @@ final class BucketState {
   private long generation;
   private Engine engine;
   private long lastSweepMs;
+  /** The walk of the sweep in progress over the heads of the task of generation {@code sweepGeneration}, or null. */
+  private scala.collection.Iterator<Tuple2<String, byte[]>> sweepWalk;
+  private long sweepGeneration;
   private long cacheBytes;
   private final LinkedHashMap<String, GroupWindow> windows = new LinkedHashMap<>(1024, 0.75f, true);
   private final Map<String, Long> cachedSizes = new HashMap<>();
@@ -91,15 +94,6 @@ final class BucketState {
 
   Engine engine() {
     return engine;
-  }
-
-  /** Whether {@code sweepIntervalMs} passed since the last sweep (or since this cache was loaded). */
-  boolean sweepDue(long nowMs, long sweepIntervalMs) {
-    if (nowMs - lastSweepMs < sweepIntervalMs) {
-      return false;
-    }
-    lastSweepMs = nowMs;
-    return true;
   }
 
   /** The GroupStore of one call: reads through the cache, writes changed groups back at {@link #flush}. */
@@ -169,18 +163,35 @@ final class BucketState {
       }
     }
 
-    /** Deletes the groups whose retention has passed on the engine's clock; returns how many. */
-    int sweep() {
+    /**
+     * Moves the bucket's sweep on by up to {@code limit} groups, deleting those whose retention has passed on the
+     * engine's clock. A sweep is due {@code intervalMs} after the last one finished (or after the cache was loaded)
+     * and walks every group in the store once, a slice per call, so that no call stalls the stream for the whole
+     * walk. The walk belongs to the task that started it: a task that ends mid-walk leaves the sweep due, and the
+     * next task starts it over. Returns whether a sweep finished in this call.
+     */
+    boolean sweep(long nowMs, long intervalMs, int limit) {
+      if (sweepWalk == null || sweepGeneration != generation) {
+        if (nowMs - lastSweepMs < intervalMs) {
+          return false;
+        }
+        sweepWalk = heads.iterator();
+        sweepGeneration = generation;
+      }
       List<String> expired = new ArrayList<>();
-      scala.collection.Iterator<Tuple2<String, byte[]>> all = heads.iterator();
-      while (all.hasNext()) {
-        Tuple2<String, byte[]> entry = all.next();
+      for (int seen = 0; seen < limit && sweepWalk.hasNext(); seen++) {
+        Tuple2<String, byte[]> entry = sweepWalk.next();
         if (engine.groupExpired(entry._1(), GroupRows.maxEventTimeMs(entry._2()))) {
           expired.add(entry._1());
         }
       }
       expired.forEach(this::delete);
-      return expired.size();
+      if (sweepWalk.hasNext()) {
+        return false;
+      }
+      sweepWalk = null;
+      lastSweepMs = nowMs;
+      return true;
     }
   }
 

@@ -60,9 +60,13 @@ public final class Evaluation {
                 KafkaClients.clientConfig(kafkaOptions),
                 settings.get("rulesTopic"),
                 Long.parseLong(settings.get("rulesCatchUpTimeoutMs"))));
+    // Each bucket is keyed by one that lands in a state partition of its own (BucketKeys); the buckets are as many
+    // as the state partitions. A Long key, where it used to be the bucket number as an Int, also makes Spark refuse a
+    // checkpoint of that layout (whose buckets would now meet other buckets' state) instead of misreading it.
+    long[] keys = BucketKeys.keys(Integer.parseInt(settings.get("buckets")));
     Dataset<Row> evaluated =
         input
-            .groupByKey((MapFunction<Row, Integer>) row -> row.getInt(7), Encoders.INT())
+            .groupByKey((MapFunction<Row, Long>) row -> keys[row.getInt(7)], Encoders.LONG())
             .transformWithState(
                 processor, processor.timeMode(), OutputMode.Update(), Encoders.row(OutputRow.SCHEMA));
     // The report key is a column of its own (a projection), which also keeps Spark from fusing the second

@@ -49,8 +49,13 @@ class BucketProcessorTest {
     return new BucketProcessor(settings, instance, rules.topic, clock);
   }
 
-  private static Tester<Integer> tester(BucketProcessor processor) {
+  private static Tester<Long> tester(BucketProcessor processor) {
     return new Tester<>(processor, processor.timeMode());
+  }
+
+  /** Bucket {@code bucket}'s grouping key with 2 buckets (bucket 0's is also its key with 1). */
+  private static long key(int bucket) {
+    return BucketKeys.key(bucket, 2);
   }
 
   private static List<Row> rows(int bucket, InputRecord... records) {
@@ -79,7 +84,7 @@ class BucketProcessorTest {
   @Test
   void everyBucketKeepsTheRuleSetAndEvaluatesTheGroupsItOwns() throws JsonValueException {
     BucketProcessor processor = processor(2, 0, Map.of(0, 1L), 60_000);
-    Tester<Integer> tester = tester(processor);
+    Tester<Long> tester = tester(processor);
     InputRecord[] records = {
       rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 2)),
       tx(0, 0, T0 + 1, transaction("t1", P1, T0 + 1)),
@@ -87,14 +92,14 @@ class BucketProcessorTest {
       tx(0, 2, T0 + 3, transaction("t3", P3, T0 + 3)),
       tx(0, 3, T0 + 4, transaction("t4", P3, T0 + 4))
     };
-    assertEquals(List.of("ALERT ns/count t4 @0:3"), described(tester.test(0, rows(0, records))));
-    List<OutputRow> bucket1 = tester.test(1, rows(1, records));
+    assertEquals(List.of("ALERT ns/count t4 @0:3"), described(tester.test(key(0), rows(0, records))));
+    List<OutputRow> bucket1 = tester.test(key(1), rows(1, records));
     assertEquals(List.of("ALERT ns/count t2 @0:1"), described(bucket1));
     OutputRow alert = bucket1.get(0);
     assertEquals("ns/count", new String(alert.key(), StandardCharsets.UTF_8));
     assertEquals(T0 + 2, alert.transactionTsMs());
     for (int bucket : new int[] {0, 1}) {
-      byte[] engine = tester.value("engine", bucket);
+      byte[] engine = tester.value("engine", key(bucket));
       assertEquals(1, Engine.fromBytes(engine).activeRuleCount(), "bucket " + bucket + " holds the rule set");
     }
     MetricValues metrics = metrics();
@@ -110,24 +115,24 @@ class BucketProcessorTest {
 
   @Test
   void aTransactionThatCannotBeEvaluatedGoesToTheDlqOnceFromBucketZero() throws JsonValueException {
-    Tester<Integer> tester = tester(processor(2, 0, Map.of(), 60_000));
+    Tester<Long> tester = tester(processor(2, 0, Map.of(), 60_000));
     InputRecord[] records = {
       tx(0, 0, T0, "not json"),
       tx(0, 1, T0, transaction("t2", P1, T0 + 300_001)),
       tx(0, 2, T0, transaction("t3", P1, T0))
     };
-    List<OutputRow> dlq = tester.test(0, rows(0, records));
+    List<OutputRow> dlq = tester.test(key(0), rows(0, records));
     assertEquals(List.of("DLQ unparseable @0:0", "DLQ future @0:1"), described(dlq));
     assertTrue(dlq.get(0).detail().startsWith("not JSON: "), dlq.get(0).detail());
     assertEquals("not json", new String(dlq.get(0).value(), StandardCharsets.UTF_8), "the original bytes");
-    assertEquals(List.of(), tester.test(1, rows(1, records)));
+    assertEquals(List.of(), tester.test(key(1), rows(1, records)));
     assertEquals(
         Map.of("invalid", 1.0, "future", 1.0, "evaluated", 1.0), metrics().by("fraud_transactions", "outcome"));
   }
 
   @Test
   void lateAndOutOfOrderArePartsFromTheBucketThatOwnsTheGroup() throws JsonValueException {
-    Tester<Integer> tester = tester(processor(2, 0, Map.of(0, 1L), 60_000));
+    Tester<Long> tester = tester(processor(2, 0, Map.of(0, 1L), 60_000));
     InputRecord rule = rule(0, 0, T0, "ns/count", countRule("ns/count", 1, 100));
     long newestMs = T0 + 200_000;
     // The group's horizon: the 1-minute window plus the 60 s lateness behind its newest event time.
@@ -136,183 +141,183 @@ class BucketProcessorTest {
       tx(1, 0, newestMs, transaction("a", P1, newestMs)),
       tx(1, 1, newestMs + 1, transaction("b", P1, newestMs - 120_001))
     };
-    assertEquals(List.of(), tester.test(0, rows(0, first)));
-    List<OutputRow> late = tester.test(1, rows(1, first));
+    assertEquals(List.of(), tester.test(key(0), rows(0, first)));
+    List<OutputRow> late = tester.test(key(1), rows(1, first));
     assertEquals(List.of("LATE @1:1"), described(late));
     assertEquals("late", late.get(0).error());
     String detail = late.get(0).detail();
     assertTrue(detail.startsWith("late for group [[\"payerId\"],[\"p1\"]] by 1 ms"), detail);
     // Ingested before the group's latest transaction, evaluated after it.
     InputRecord earlier = tx(0, 0, newestMs - 1_000, transaction("c", P1, newestMs));
-    assertEquals(List.of(), tester.test(0, rows(0, earlier)));
-    assertEquals(List.of("OUT_OF_ORDER @0:0"), described(tester.test(1, rows(1, earlier))));
+    assertEquals(List.of(), tester.test(key(0), rows(0, earlier)));
+    assertEquals(List.of("OUT_OF_ORDER @0:0"), described(tester.test(key(1), rows(1, earlier))));
   }
 
   @Test
   void aRefusedRuleMessageIsCountedOnceAndLeavesTheRuleInForce() throws JsonValueException {
-    Tester<Integer> tester = tester(processor(2, 0, Map.of(0, 2L), 60_000));
+    Tester<Long> tester = tester(processor(2, 0, Map.of(0, 2L), 60_000));
     InputRecord[] records = {
       rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 1)),
       rule(0, 1, T0 + 1, "ns/count", "{not json"),
       tx(0, 0, T0 + 2, transaction("t1", P3, T0 + 2)),
       tx(0, 1, T0 + 3, transaction("t2", P1, T0 + 3))
     };
-    assertEquals(List.of("ALERT ns/count t1 @0:0"), described(tester.test(0, rows(0, records))));
-    assertEquals(List.of("ALERT ns/count t2 @0:1"), described(tester.test(1, rows(1, records))));
+    assertEquals(List.of("ALERT ns/count t1 @0:0"), described(tester.test(key(0), rows(0, records))));
+    assertEquals(List.of("ALERT ns/count t2 @0:1"), described(tester.test(key(1), rows(1, records))));
     assertEquals(Map.of("unparseable", 1.0), metrics().by("fraud_rule_messages_rejected", "reason"));
-    assertEquals(Map.of(0, 1L), tester.map("rulesOffsets", 0), "the refused record was read all the same");
-    assertEquals(Map.of(0, 1L), tester.map("rulesOffsets", 1));
+    assertEquals(Map.of(0, 1L), tester.map("rulesOffsets", key(0)), "the refused record was read all the same");
+    assertEquals(Map.of(0, 1L), tester.map("rulesOffsets", key(1)));
   }
 
   @Test
   void recordsWaitUntilTheRulesTopicIsReadUpToItsEndAtTaskStart() throws JsonValueException {
-    Tester<Integer> tester = tester(processor(1, 0, Map.of(0, 2L), 60_000));
-    assertEquals(List.of(), tester.test(0, rows(0, tx(0, 0, T0 + 10, transaction("t1", P1, T0 + 10)))));
-    assertEquals(List.of(), tester.test(0, rows(0, rule(0, 0, T0, "ns/a", countRule("ns/a", 10, 1)))));
+    Tester<Long> tester = tester(processor(1, 0, Map.of(0, 2L), 60_000));
+    assertEquals(List.of(), tester.test(key(0), rows(0, tx(0, 0, T0 + 10, transaction("t1", P1, T0 + 10)))));
+    assertEquals(List.of(), tester.test(key(0), rows(0, rule(0, 0, T0, "ns/a", countRule("ns/a", 10, 1)))));
     // The last rule before the end arrives: everything held is evaluated, in ingestion order, with both rules.
     List<OutputRow> released =
         tester.test(
-            0,
+            key(0),
             rows(
                 0,
                 rule(0, 1, T0 + 1, "ns/b", countRule("ns/b", 10, 2)),
                 tx(0, 1, T0 + 20, transaction("t2", P1, T0 + 20))));
     assertEquals(List.of("ALERT ns/a t1 @0:0", "ALERT ns/a t2 @0:1", "ALERT ns/b t2 @0:1"), described(released));
-    List<OutputRow> later = tester.test(0, rows(0, tx(0, 2, T0 + 30, transaction("t3", P1, T0 + 30))));
+    List<OutputRow> later = tester.test(key(0), rows(0, tx(0, 2, T0 + 30, transaction("t3", P1, T0 + 30))));
     assertEquals(List.of("ALERT ns/a t3 @0:2", "ALERT ns/b t3 @0:2"), described(later), "no longer held");
   }
 
   @Test
   void theBarrierLiftsWhenTheCatchUpTimesOut() throws JsonValueException {
-    Tester<Integer> tester = tester(processor(1, 0, Map.of(0, 5L), 30_000));
-    assertEquals(List.of(), tester.test(0, rows(0, tx(0, 0, T0, "x"))));
+    Tester<Long> tester = tester(processor(1, 0, Map.of(0, 5L), 30_000));
+    assertEquals(List.of(), tester.test(key(0), rows(0, tx(0, 0, T0, "x"))));
     clock.set(NOW + 29_999);
-    assertEquals(List.of(), tester.test(0, rows(0, tx(0, 1, T0 + 1, "y"))));
+    assertEquals(List.of(), tester.test(key(0), rows(0, tx(0, 1, T0 + 1, "y"))));
     clock.set(NOW + 30_000);
-    List<OutputRow> released = tester.test(0, rows(0, tx(0, 2, T0 + 2, "z")));
+    List<OutputRow> released = tester.test(key(0), rows(0, tx(0, 2, T0 + 2, "z")));
     assertEquals(List.of("DLQ unparseable @0:0", "DLQ unparseable @0:1", "DLQ unparseable @0:2"), described(released));
   }
 
   @Test
   void aTaskDoesNotWaitForRulesItsBucketAppliedBefore() throws JsonValueException {
     Map<Integer, Long> ends = Map.of(0, 1L);
-    Tester<Integer> first = tester(processor(1, 0, ends, 60_000));
-    assertEquals(List.of(), first.test(0, rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 1)))));
+    Tester<Long> first = tester(processor(1, 0, ends, 60_000));
+    assertEquals(List.of(), first.test(key(0), rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 1)))));
     // A later task of the same bucket (a new processor instance) restores the bucket's state, offsets included.
-    Tester<Integer> next = tester(processor(1, 0, ends, 60_000));
+    Tester<Long> next = tester(processor(1, 0, ends, 60_000));
     copyState(first, next, 0);
     InputRecord t1 = tx(0, 0, T0 + 1, transaction("t1", P1, T0 + 1));
-    assertEquals(List.of("ALERT ns/count t1 @0:0"), described(next.test(0, rows(0, t1))));
+    assertEquals(List.of("ALERT ns/count t1 @0:0"), described(next.test(key(0), rows(0, t1))));
     // Without those offsets the task holds its records until it has read the rules itself.
-    Tester<Integer> fresh = tester(processor(1, 0, ends, 60_000));
-    assertEquals(List.of(), fresh.test(0, rows(0, t1)));
+    Tester<Long> fresh = tester(processor(1, 0, ends, 60_000));
+    assertEquals(List.of(), fresh.test(key(0), rows(0, t1)));
   }
 
   @Test
   void aTaskClaimsItsBucketOnce() {
-    Tester<Integer> first = tester(processor(1, 0, Map.of(), 60_000));
+    Tester<Long> first = tester(processor(1, 0, Map.of(), 60_000));
     for (int i = 0; i < 3; i++) {
-      first.test(0, rows(0, tx(0, i, T0 + i, transaction("t" + i, P1, T0 + i))));
+      first.test(key(0), rows(0, tx(0, i, T0 + i, transaction("t" + i, P1, T0 + i))));
     }
-    assertEquals(1L, (Long) first.value("generation", 0));
-    Tester<Integer> next = tester(processor(1, 0, Map.of(), 60_000));
+    assertEquals(1L, (Long) first.value("generation", key(0)));
+    Tester<Long> next = tester(processor(1, 0, Map.of(), 60_000));
     copyState(first, next, 0);
-    next.test(0, rows(0, tx(0, 3, T0 + 3, transaction("t3", P1, T0 + 3))));
-    assertEquals(2L, (Long) next.value("generation", 0));
+    next.test(key(0), rows(0, tx(0, 3, T0 + 3, transaction("t3", P1, T0 + 3))));
+    assertEquals(2L, (Long) next.value("generation", key(0)));
   }
 
   /** Moves both the processor's clock and the tester's processing time (which fires the timers due). */
-  private static List<OutputRow> at(SettableClock clock, Tester<Integer> tester, long ms) {
+  private static List<OutputRow> at(SettableClock clock, Tester<Long> tester, long ms) {
     clock.set(ms);
     return tester.setProcessingTime(ms);
   }
 
   @Test
   void withAReorderWaitRecordsOfDifferentPartitionsLeaveInIngestionOrder() throws JsonValueException {
-    Tester<Integer> tester = tester(processor(1, 1_000, Map.of(0, 1L), 60_000));
-    assertEquals(List.of(), tester.test(0, rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 2)))));
+    Tester<Long> tester = tester(processor(1, 1_000, Map.of(0, 1L), 60_000));
+    assertEquals(List.of(), tester.test(key(0), rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 2)))));
     clock.set(NOW + 10);
-    assertEquals(List.of(), tester.test(0, rows(0, tx(1, 0, T0 + 200, transaction("b", P1, T0 + 200)))));
+    assertEquals(List.of(), tester.test(key(0), rows(0, tx(1, 0, T0 + 200, transaction("b", P1, T0 + 200)))));
     clock.set(NOW + 20);
-    assertEquals(List.of(), tester.test(0, rows(0, tx(0, 0, T0 + 100, transaction("a", P1, T0 + 100)))));
-    assertEquals(3, tester.map("held", 0).size(), "held in the bucket's state");
+    assertEquals(List.of(), tester.test(key(0), rows(0, tx(0, 0, T0 + 100, transaction("a", P1, T0 + 100)))));
+    assertEquals(3, tester.map("held", key(0)).size(), "held in the bucket's state");
     assertEquals(List.of(), at(clock, tester, NOW + 999));
     assertEquals(List.of(), at(clock, tester, NOW + 1_000), "the rule is due: it applies, nothing to report");
     // b is due at NOW + 1 010, and a, ingested before it, leaves with it: a is evaluated first, so b alerts.
     assertEquals(List.of("ALERT ns/count b @1:0"), described(at(clock, tester, NOW + 1_010)));
-    assertEquals(Map.of(), tester.map("held", 0));
+    assertEquals(Map.of(), tester.map("held", key(0)));
     assertEquals(0.0, metrics().of("fraud_out_of_order"));
   }
 
   @Test
   void withoutAReorderWaitTheSameRecordsAreEvaluatedOutOfOrder() throws JsonValueException {
-    Tester<Integer> tester = tester(processor(1, 0, Map.of(0, 1L), 60_000));
-    tester.test(0, rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 2))));
-    assertEquals(List.of(), tester.test(0, rows(0, tx(1, 0, T0 + 200, transaction("b", P1, T0 + 200)))));
+    Tester<Long> tester = tester(processor(1, 0, Map.of(0, 1L), 60_000));
+    tester.test(key(0), rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 2))));
+    assertEquals(List.of(), tester.test(key(0), rows(0, tx(1, 0, T0 + 200, transaction("b", P1, T0 + 200)))));
     // a's window ends at its own event time, before b's: a is alone in it.
     InputRecord a = tx(0, 0, T0 + 100, transaction("a", P1, T0 + 100));
-    assertEquals(List.of("OUT_OF_ORDER @0:0"), described(tester.test(0, rows(0, a))));
+    assertEquals(List.of("OUT_OF_ORDER @0:0"), described(tester.test(key(0), rows(0, a))));
   }
 
   @Test
   void heldRecordsOutliveTheTaskThatHeldThem() throws JsonValueException {
-    Tester<Integer> first = tester(processor(1, 1_000, Map.of(0, 1L), 60_000));
-    first.test(0, rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 2))));
+    Tester<Long> first = tester(processor(1, 1_000, Map.of(0, 1L), 60_000));
+    first.test(key(0), rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 2))));
     assertEquals(List.of(), at(clock, first, NOW + 1_000), "the rule applies once its wait is over");
     clock.set(NOW + 1_010);
-    first.test(0, rows(0, tx(1, 0, T0 + 200, transaction("b", P1, T0 + 200))));
+    first.test(key(0), rows(0, tx(1, 0, T0 + 200, transaction("b", P1, T0 + 200))));
     clock.set(NOW + 1_020);
-    first.test(0, rows(0, tx(0, 0, T0 + 100, transaction("a", P1, T0 + 100))));
+    first.test(key(0), rows(0, tx(0, 0, T0 + 100, transaction("a", P1, T0 + 100))));
     // The task ends while holding a and b; the next one takes them back from the state, due at once.
-    Tester<Integer> next = tester(processor(1, 1_000, Map.of(0, 1L), 60_000));
+    Tester<Long> next = tester(processor(1, 1_000, Map.of(0, 1L), 60_000));
     copyState(first, next, 0);
     clock.set(NOW + 1_030);
-    List<OutputRow> released = next.test(0, rows(0, tx(0, 1, T0 + 300, transaction("c", P1, T0 + 300))));
+    List<OutputRow> released = next.test(key(0), rows(0, tx(0, 1, T0 + 300, transaction("c", P1, T0 + 300))));
     assertEquals(List.of("ALERT ns/count b @1:0"), described(released));
-    assertEquals(1, next.map("held", 0).size(), "c, just arrived, is still held");
+    assertEquals(1, next.map("held", key(0)).size(), "c, just arrived, is still held");
     assertEquals(List.of("ALERT ns/count c @0:1"), described(at(clock, next, NOW + 2_030)));
-    assertEquals(Map.of(), next.map("held", 0));
+    assertEquals(Map.of(), next.map("held", key(0)));
   }
 
   @Test
   void recordsHeldBehindTheBarrierWhenTheTaskEndsAreEvaluatedByTheNextTask() throws JsonValueException {
     Map<Integer, Long> ends = Map.of(0, 2L);
-    Tester<Integer> first = tester(processor(1, 0, ends, 60_000));
+    Tester<Long> first = tester(processor(1, 0, ends, 60_000));
     InputRecord t1 = tx(0, 0, T0 + 10, transaction("t1", P1, T0 + 10));
-    assertEquals(List.of(), first.test(0, rows(0, t1, rule(0, 0, T0, "ns/a", countRule("ns/a", 10, 1)))));
-    assertEquals(2, first.map("awaitingRules", 0).size(), "held in the bucket's state");
+    assertEquals(List.of(), first.test(key(0), rows(0, t1, rule(0, 0, T0, "ns/a", countRule("ns/a", 10, 1)))));
+    assertEquals(2, first.map("awaitingRules", key(0)).size(), "held in the bucket's state");
     // The task ends; the next one's sources resume after what the first read.
-    Tester<Integer> next = tester(processor(1, 0, ends, 60_000));
+    Tester<Long> next = tester(processor(1, 0, ends, 60_000));
     copyState(first, next, 0);
-    List<OutputRow> released = next.test(0, rows(0, rule(0, 1, T0 + 1, "ns/b", countRule("ns/b", 10, 5))));
+    List<OutputRow> released = next.test(key(0), rows(0, rule(0, 1, T0 + 1, "ns/b", countRule("ns/b", 10, 5))));
     assertEquals(List.of("ALERT ns/a t1 @0:0"), described(released));
-    assertEquals(Map.of(), next.map("awaitingRules", 0));
+    assertEquals(Map.of(), next.map("awaitingRules", key(0)));
   }
 
   @Test
   void aRuleHeldForTheReorderWaitWhenTheTaskEndsIsNotAwaitedByTheNextTask() throws JsonValueException {
     Map<Integer, Long> ends = Map.of(0, 1L);
-    Tester<Integer> first = tester(processor(1, 1_000, ends, 60_000));
-    assertEquals(List.of(), first.test(0, rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 1)))));
+    Tester<Long> first = tester(processor(1, 1_000, ends, 60_000));
+    assertEquals(List.of(), first.test(key(0), rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 1)))));
     // The task ends with the rule still in its wait: read, but not applied.
-    Tester<Integer> next = tester(processor(1, 1_000, ends, 60_000));
+    Tester<Long> next = tester(processor(1, 1_000, ends, 60_000));
     copyState(first, next, 0);
     clock.set(NOW + 10);
-    assertEquals(List.of(), next.test(0, rows(0, tx(0, 0, T0 + 1, transaction("t1", P1, T0 + 1)))));
-    assertEquals(Map.of(), next.map("awaitingRules", 0), "not held for the rule, which the task already has");
+    assertEquals(List.of(), next.test(key(0), rows(0, tx(0, 0, T0 + 1, transaction("t1", P1, T0 + 1)))));
+    assertEquals(Map.of(), next.map("awaitingRules", key(0)), "not held for the rule, which the task already has");
     assertEquals(List.of("ALERT ns/count t1 @0:0"), described(at(clock, next, NOW + 1_010)));
   }
 
   /** What a later task of the bucket finds: the bucket's state as the previous task left it. */
-  private static void copyState(Tester<Integer> from, Tester<Integer> to, int bucket) {
+  private static void copyState(Tester<Long> from, Tester<Long> to, int bucket) {
     for (String state : VALUE_STATES) {
-      Object value = from.value(state, bucket);
+      Object value = from.value(state, key(bucket));
       if (value != null) {
-        to.setValue(state, bucket, value);
+        to.setValue(state, key(bucket), value);
       }
     }
     for (String state : MAP_STATES) {
-      to.setMap(state, bucket, from.map(state, bucket));
+      to.setMap(state, key(bucket), from.map(state, key(bucket)));
     }
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fraudstream.evaluator.core.Engine;
 import io.fraudstream.evaluator.core.EventCodec;
@@ -200,25 +201,70 @@ class BucketStateTest {
     BucketState state = claim();
     addCountRule(state.engine(), 1);
     evaluate(state, "p1", T0);
-    long[] later = new long[15];
-    for (int i = 0; i < later.length; i++) {
-      later[i] = T0 + 120_001 + i;
-    }
-    evaluate(state, "p2", later);
-    AtomicReference<Integer> swept = new AtomicReference<>();
-    probe.run(tester, 0, h -> swept.set(state.new Groups(h.heads(), h.events(), h.buckets()).sweep()));
-    assertEquals(1, swept.get());
+    evaluate(state, "p2", pastTheHorizon());
+    assertEquals(List.of(true), sweep(state, List.of(T0 + 1_000), 1_000, Integer.MAX_VALUE));
     assertEquals(List.of(OTHER_GROUP), new ArrayList<>(heads().keySet()));
     assertEquals(15, eventRows().size());
   }
 
   @Test
-  void aSweepIsDueOncePerInterval() {
+  void aSweepIsDueOnceAnIntervalAfterTheLastFinished() {
     BucketState state = claim();
-    assertEquals(false, state.sweepDue(T0 + 999, 1_000));
-    assertEquals(true, state.sweepDue(T0 + 1_000, 1_000));
-    assertEquals(false, state.sweepDue(T0 + 1_500, 1_000));
-    assertEquals(true, state.sweepDue(T0 + 2_000, 1_000));
+    List<Long> calls = List.of(T0 + 999, T0 + 1_000, T0 + 1_500, T0 + 1_999, T0 + 2_000);
+    assertEquals(List.of(false, true, false, false, true), sweep(state, calls, 1_000, Integer.MAX_VALUE));
+  }
+
+  @Test
+  void aSweepWalksTheGroupsASliceACallAndDeletesEveryExpiredOne() {
+    BucketState state = threeGroupsTwoPastTheirHorizon();
+    // Three groups, one looked at a call: the walk finishes in the third call, and then the sweep is not due again.
+    List<Long> calls = List.of(T0 + 1_000, T0 + 1_001, T0 + 1_002, T0 + 1_003);
+    assertEquals(List.of(false, false, true, false), sweep(state, calls, 1_000, 1));
+    assertEquals(List.of(OTHER_GROUP), new ArrayList<>(heads().keySet()));
+  }
+
+  @Test
+  void aWalkLeftUnfinishedByItsTaskIsDoneByTheNext() {
+    BucketState first = threeGroupsTwoPastTheirHorizon();
+    assertEquals(List.of(false), sweep(first, List.of(T0 + 1_000), 1_000, 1));
+    // The next task (a new generation) does not go on with the old task's walk, whose store iterator ended with it:
+    // the sweep is still due, and its new walk deletes every expired group.
+    BucketState next = claim();
+    assertTrue(sweep(next, List.of(T0 + 1_001, T0 + 1_002, T0 + 1_003), 1_000, 1).contains(true));
+    assertEquals(List.of(OTHER_GROUP), new ArrayList<>(heads().keySet()));
+  }
+
+  /** A claimed bucket with a 1-minute rule and the groups of p1 and p3 (at T0) past their horizon, p2's not. */
+  private BucketState threeGroupsTwoPastTheirHorizon() {
+    BucketState state = claim();
+    addCountRule(state.engine(), 1);
+    evaluate(state, "p1", T0);
+    evaluate(state, "p3", T0);
+    evaluate(state, "p2", pastTheHorizon());
+    return state;
+  }
+
+  /** Enough event times past T0's 1-minute horizon (window and lateness) to move the engine's sweep clock there. */
+  private static long[] pastTheHorizon() {
+    long[] later = new long[15];
+    for (int i = 0; i < later.length; i++) {
+      later[i] = T0 + 120_001 + i;
+    }
+    return later;
+  }
+
+  /** What {@code state}'s sweep returns in one task call at each of {@code callsMs}. */
+  private List<Boolean> sweep(BucketState state, List<Long> callsMs, long intervalMs, int limit) {
+    List<Boolean> finished = new ArrayList<>();
+    probe.run(
+        tester,
+        0,
+        h -> {
+          for (long nowMs : callsMs) {
+            finished.add(state.new Groups(h.heads(), h.events(), h.buckets()).sweep(nowMs, intervalMs, limit));
+          }
+        });
+    return finished;
   }
 
   @Test
