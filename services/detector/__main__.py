@@ -7,7 +7,8 @@ a watchdog keeps liveness (`/livez`), the input lag and the pending input curren
 Credentials a broker refuses (a wrong password, a client certificate or CA it does not accept) end the detector at
 start with one log line naming the listener and the mechanism, and exit status EXIT_CONFIG: waiting cannot fix
 them. Missing ACLs (no topic it may see, no DescribeConfigs) are logged as such and retried, since an
-administrator may grant them meanwhile.
+administrator may grant them meanwhile. A checkpoint started with another number of state partitions than
+--shuffle-partitions ends it the same way (checkpoint.partitions_problem).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from fraudstream_kafka.settings import ConfigValue, KafkaSettings
 from fraudstream_kafka.topics import ensure_contract_topics, output_headroom_problems
 
 from . import metrics
+from .checkpoint import partitions_problem
 from .config import DetectorConfig, parse_config
 from .endpoints import Endpoints
 from .jvm_evaluator import EvaluatorProgress, evaluator_conf
@@ -119,6 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     for problem in output_headroom_problems(limits, cfg.topics, cfg.kafka.bootstrap):
         log.error("%s", problem)
     max_request_bytes = max(limits[cfg.topics.alerts], limits[cfg.topics.dlq])
+    refusal = partitions_problem(cfg.checkpoint_dir, cfg.shuffle_partitions)
+    if refusal is not None:
+        log.error("%s", refusal)
+        endpoints.stop()
+        return EXIT_CONFIG
     conf = {"spark.driver.memory": cfg.driver_memory} if cfg.driver_memory else {}
     conf.update(evaluator_conf(cfg))
     spark = build_session("fraudstream-detector", cfg.master, cfg.shuffle_partitions, conf)

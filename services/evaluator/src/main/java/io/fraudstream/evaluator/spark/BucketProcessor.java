@@ -39,16 +39,19 @@ import scala.jdk.javaapi.CollectionConverters;
  * records until it has read the rules topic up to where it ended when the task started ({@link RulesCatchUp}); with
  * a reorder wait, records are then held up to that long and evaluated in ingestion order ({@link HeldRecords}),
  * released as later records arrive and by processing-time timers. Groups idle past their horizon are swept every
- * {@code sweepIntervalMs} of processing time, {@link #SWEEP_SLICE} groups a call.
+ * {@code sweepIntervalMs} of processing time, a slice of them a call.
  */
 public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(BucketProcessor.class);
   /**
-   * How many groups a call's share of a sweep looks at. A whole walk in one call held up every record behind it for
-   * as long as it took: seconds, with hundreds of thousands of groups.
+   * The pace of a sweep's walk ({@link BucketState.Groups#sweep}): at least this many groups a call, and {@link
+   * #SWEEP_GROUPS_PER_MS} for every millisecond since its last step. A whole walk in one call held up every record
+   * behind it for as long as it took: seconds, with hundreds of thousands of groups.
    */
   static final int SWEEP_SLICE = 256;
+
+  static final int SWEEP_GROUPS_PER_MS = 20;
 
   /**
    * The engine's settings, as configured (they override what a restored state holds); {@code stateCacheBytes} bounds
@@ -230,10 +233,10 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
         out.add(OutputRow.alert(record, alert.ruleId(), alert.toMessageValue()).toRow());
       }
     }
-    boolean swept = groups.sweep(nowMs, settings.sweepIntervalMs(), SWEEP_SLICE);
     groups.flush();
+    boolean swept = groups.sweep(nowMs, settings.sweepIntervalMs(), SWEEP_SLICE, SWEEP_GROUPS_PER_MS);
     if (rulesChanged || swept) {
-      // The rule set (and the sweep clock) is written when rules change and at each sweep; a restore with an
+      // The rule set (and the sweep clock) is written when rules change and when a sweep finishes; a restore with an
       // older clock only postpones the sweep of a few groups.
       engineState.update(engine.toBytes());
     }

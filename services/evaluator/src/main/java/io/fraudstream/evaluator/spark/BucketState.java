@@ -51,6 +51,7 @@ final class BucketState {
   /** The walk of the sweep in progress over the heads of the task of generation {@code sweepGeneration}, or null. */
   private scala.collection.Iterator<Tuple2<String, byte[]>> sweepWalk;
   private long sweepGeneration;
+  private long sweepStepMs;
   private long cacheBytes;
   private final LinkedHashMap<String, GroupWindow> windows = new LinkedHashMap<>(1024, 0.75f, true);
   private final Map<String, Long> cachedSizes = new HashMap<>();
@@ -164,28 +165,39 @@ final class BucketState {
     }
 
     /**
-     * Moves the bucket's sweep on by up to {@code limit} groups, deleting those whose retention has passed on the
-     * engine's clock. A sweep is due {@code intervalMs} after the last one finished (or after the cache was loaded)
-     * and walks every group in the store once, a slice per call, so that no call stalls the stream for the whole
-     * walk. The walk belongs to the task that started it: a task that ends mid-walk leaves the sweep due, and the
-     * next task starts it over. Returns whether a sweep finished in this call.
+     * Moves the bucket's sweep on, deleting the groups whose retention has passed on the engine's clock. A sweep is
+     * due {@code intervalMs} after the last one finished (or after the cache was loaded) and walks every group in the
+     * store once, a slice per call, so that no call holds up the records behind it for the whole walk: at least
+     * {@code minSlice} groups a call, and {@code groupsPerMs} for every millisecond since the walk's last step, so
+     * that a walk also ends within a task when calls are sparse. The walk reads the store as it was when it began,
+     * so a group is deleted only if its current head is past retention too. The walk belongs to the task that began
+     * it: a task that ends mid-walk leaves the sweep due, and the next task starts it over. Call it after {@link
+     * #flush}. Returns whether a sweep finished in this call.
      */
-    boolean sweep(long nowMs, long intervalMs, int limit) {
+    boolean sweep(long nowMs, long intervalMs, int minSlice, int groupsPerMs) {
       if (sweepWalk == null || sweepGeneration != generation) {
         if (nowMs - lastSweepMs < intervalMs) {
           return false;
         }
         sweepWalk = heads.iterator();
         sweepGeneration = generation;
+        sweepStepMs = nowMs;
       }
+      long slice = Math.max(minSlice, groupsPerMs * Math.max(0, nowMs - sweepStepMs));
+      sweepStepMs = nowMs;
       List<String> expired = new ArrayList<>();
-      for (int seen = 0; seen < limit && sweepWalk.hasNext(); seen++) {
+      for (long seen = 0; seen < slice && sweepWalk.hasNext(); seen++) {
         Tuple2<String, byte[]> entry = sweepWalk.next();
         if (engine.groupExpired(entry._1(), GroupRows.maxEventTimeMs(entry._2()))) {
           expired.add(entry._1());
         }
       }
-      expired.forEach(this::delete);
+      for (String groupKey : expired) {
+        byte[] head = heads.getValue(groupKey);
+        if (head != null && engine.groupExpired(groupKey, GroupRows.maxEventTimeMs(head))) {
+          delete(groupKey);
+        }
+      }
       if (sweepWalk.hasNext()) {
         return false;
       }

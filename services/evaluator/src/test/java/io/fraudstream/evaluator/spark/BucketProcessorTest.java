@@ -53,7 +53,7 @@ class BucketProcessorTest {
     return new Tester<>(processor, processor.timeMode());
   }
 
-  /** Bucket {@code bucket}'s grouping key with 2 buckets (bucket 0's is also its key with 1). */
+  /** Bucket {@code bucket}'s grouping key with 2 buckets (with 1 bucket, every key is bucket 0's). */
   private static long key(int bucket) {
     return BucketKeys.key(bucket, 2);
   }

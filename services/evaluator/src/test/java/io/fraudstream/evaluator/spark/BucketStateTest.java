@@ -66,16 +66,16 @@ class BucketStateTest {
     probe.run(
         tester,
         0,
-        h -> {
-          BucketState.Groups groups = state.new Groups(h.heads(), h.events(), h.buckets());
-          for (long eventTimeMs : eventTimesMs) {
-            byte[] tx = bytes(Records.transaction("t" + eventTimeMs, payerId, eventTimeMs));
-            Outcome outcome =
-                state.engine().onRecord(tx, eventTimeMs, 0, eventTimeMs, groups, eventTimeMs, key -> true);
-            assertNull(outcome.rejection());
-          }
-          groups.flush();
-        });
+        h -> evaluateIn(state.new Groups(h.heads(), h.events(), h.buckets()), state, payerId, eventTimesMs));
+  }
+
+  private static void evaluateIn(BucketState.Groups groups, BucketState state, String payerId, long... eventTimesMs) {
+    for (long eventTimeMs : eventTimesMs) {
+      byte[] tx = bytes(Records.transaction("t" + eventTimeMs, payerId, eventTimeMs));
+      Outcome outcome = state.engine().onRecord(tx, eventTimeMs, 0, eventTimeMs, groups, eventTimeMs, key -> true);
+      assertNull(outcome.rejection());
+    }
+    groups.flush();
   }
 
   private GroupWindow read(BucketState state, String groupKey) {
@@ -224,14 +224,58 @@ class BucketStateTest {
   }
 
   @Test
-  void aWalkLeftUnfinishedByItsTaskIsDoneByTheNext() {
-    BucketState first = threeGroupsTwoPastTheirHorizon();
+  void aWalkLeftUnfinishedByItsTaskStartsOverInTheNext() {
+    BucketState first = claim();
+    addCountRule(first.engine(), 1);
+    evaluate(first, "p1", T0);
+    evaluate(first, "p3", T0);
+    evaluate(first, "p2", T0);
     assertEquals(List.of(false), sweep(first, List.of(T0 + 1_000), 1_000, 1));
-    // The next task (a new generation) does not go on with the old task's walk, whose store iterator ended with it:
-    // the sweep is still due, and its new walk deletes every expired group.
+    // The next task (a new generation) does not go on with the old task's walk (two groups left), whose store
+    // iterator ended with that task: it walks all three groups again, and deletes the two now past their horizon.
     BucketState next = claim();
-    assertTrue(sweep(next, List.of(T0 + 1_001, T0 + 1_002, T0 + 1_003), 1_000, 1).contains(true));
+    evaluate(next, "p2", pastTheHorizon());
+    assertEquals(List.of(false, false, true), sweep(next, List.of(T0 + 1_001, T0 + 1_002, T0 + 1_003), 1_000, 1));
     assertEquals(List.of(OTHER_GROUP), new ArrayList<>(heads().keySet()));
+  }
+
+  @Test
+  void sparseCallsWalkMoreGroupsEach() {
+    BucketState state = threeGroupsTwoPastTheirHorizon();
+    // At least one group a call, and one for every millisecond since the walk's last step: the second call, 10 ms
+    // after the first, finishes the walk.
+    List<Boolean> finished = new ArrayList<>();
+    probe.run(
+        tester,
+        0,
+        h -> {
+          for (long nowMs : List.of(T0 + 1_000, T0 + 1_010)) {
+            finished.add(state.new Groups(h.heads(), h.events(), h.buckets()).sweep(nowMs, 1_000, 1, 1));
+          }
+        });
+    assertEquals(List.of(false, true), finished);
+    assertEquals(List.of(OTHER_GROUP), new ArrayList<>(heads().keySet()));
+  }
+
+  @Test
+  void aGroupWithAnEventSinceTheWalkBeganIsKept() {
+    // Stores whose iterators, like RocksDB's, see the store as it was when they were made.
+    MemoryMapState<String, byte[]> heads = new MemoryMapState<>();
+    MemoryMapState<String, byte[]> events = new MemoryMapState<>();
+    MemoryMapState<String, byte[]> buckets = new MemoryMapState<>();
+    BucketState state = claim();
+    addCountRule(state.engine(), 1);
+    evaluateIn(state.new Groups(heads, events, buckets), state, "p1", T0);
+    evaluateIn(state.new Groups(heads, events, buckets), state, "p3", T0);
+    evaluateIn(state.new Groups(heads, events, buckets), state, "p2", pastTheHorizon());
+    String p3 = "[[\"payerId\"],[\"p3\"]]";
+    // The walk begins (p1, the first key, is past its horizon and deleted); then p3 gets an event, and the walk,
+    // which still sees p3's old head, reaches it.
+    assertEquals(false, state.new Groups(heads, events, buckets).sweep(T0 + 1_000, 1_000, 1, 0));
+    evaluateIn(state.new Groups(heads, events, buckets), state, "p3", T0 + 120_020);
+    assertEquals(false, state.new Groups(heads, events, buckets).sweep(T0 + 1_001, 1_000, 1, 0));
+    assertEquals(true, state.new Groups(heads, events, buckets).sweep(T0 + 1_002, 1_000, 1, 0));
+    assertEquals(List.of(OTHER_GROUP, p3), new ArrayList<>(heads.entries.keySet()));
   }
 
   /** A claimed bucket with a 1-minute rule and the groups of p1 and p3 (at T0) past their horizon, p2's not. */
@@ -261,7 +305,7 @@ class BucketStateTest {
         0,
         h -> {
           for (long nowMs : callsMs) {
-            finished.add(state.new Groups(h.heads(), h.events(), h.buckets()).sweep(nowMs, intervalMs, limit));
+            finished.add(state.new Groups(h.heads(), h.events(), h.buckets()).sweep(nowMs, intervalMs, limit, 0));
           }
         });
     return finished;

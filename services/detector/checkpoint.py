@@ -1,0 +1,47 @@
+"""What a detector's checkpoint fixes for its life: the number of state partitions, which its buckets must equal.
+
+Spark restores `spark.sql.shuffle.partitions` from a checkpoint's offset log, whatever the session says, while the
+evaluator keys one bucket per configured partition (`BucketKeys` in the JVM). Run on a checkpoint of another count,
+every bucket would look for its state under keys that hold none: no rules (the rules topic is not read again), no
+windows. So the detector refuses to start instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+PARTITIONS_CONF = "spark.sql.shuffle.partitions"
+
+
+def state_partitions(checkpoint_dir: Path) -> int | None:
+    """The state partitions recorded in the newest readable entry of the checkpoint's offset log; None when there is
+    none yet (a new checkpoint), or the checkpoint is not on a local filesystem (a URI such as s3a://...)."""
+    if "://" in str(checkpoint_dir) or ":/" in str(checkpoint_dir):
+        return None
+    offsets = checkpoint_dir / "offsets"
+    if not offsets.is_dir():
+        return None
+    batches = sorted((int(entry.name) for entry in offsets.iterdir() if entry.name.isdigit()), reverse=True)
+    for batch in batches:
+        lines = (offsets / str(batch)).read_text(encoding="utf-8", errors="replace").splitlines()
+        try:
+            conf = json.loads(lines[1])["conf"]
+        except (IndexError, KeyError, TypeError, ValueError):
+            continue  # an entry cut short by a crash: the one before it is what Spark restarts from
+        value = conf.get(PARTITIONS_CONF)
+        return int(value) if value is not None else None
+    return None
+
+
+def partitions_problem(checkpoint_dir: Path, shuffle_partitions: int) -> str | None:
+    """Why the detector cannot run with `shuffle_partitions` on this checkpoint, or None when it can."""
+    recorded = state_partitions(checkpoint_dir)
+    if recorded is None or recorded == shuffle_partitions:
+        return None
+    return (
+        f"the checkpoint {checkpoint_dir} has {recorded} state partitions, but --shuffle-partitions "
+        f"(DETECTOR_SHUFFLE_PARTITIONS) is {shuffle_partitions}: the count is fixed for a checkpoint's life. Set it "
+        f"to {recorded}, or start on a new checkpoint location (the rules are read again from their topic, the "
+        "transactions from --starting-offsets)"
+    )
