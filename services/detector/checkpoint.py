@@ -17,7 +17,7 @@ PARTITIONS_CONF = "spark.sql.shuffle.partitions"
 def state_partitions(checkpoint_dir: Path) -> int | None:
     """The state partitions recorded in the newest readable entry of the checkpoint's offset log; None when there is
     none yet (a new checkpoint), or the checkpoint is not on a local filesystem (a URI such as s3a://...)."""
-    if "://" in str(checkpoint_dir) or ":/" in str(checkpoint_dir):
+    if ":/" in str(checkpoint_dir):  # a URI: Path folds its "//" to "/"
         return None
     offsets = checkpoint_dir / "offsets"
     if not offsets.is_dir():
