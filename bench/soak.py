@@ -9,9 +9,10 @@ Runs `bench.run` (same stack, rules, workload and latency measurement; every mak
   and commits; the last sample taken in that minute, sampled every `--sample-interval-s`). A final fragment of 3 s
   or less is not a minute.
 - `transitions`: one per checkpoint transition inside the window, i.e. per batch Spark committed (the mtime of
-  `<checkpoint>/commits/<batch>`), with its stall and, from the progress lines of the detector's log, what the parts
-  Spark times cost: the ending batch's state commit (its stateful operators' commit times, and RocksDB's own commit
-  phases summed over them) and offsets commit, and the next batch's start (latest offsets, write-ahead log, planning).
+  `<checkpoint>/commits/<batch>`, gathered at every sample, as Spark keeps only the last few), with its stall and,
+  from the progress lines of the detector's log, what the parts Spark times cost: the ending batch's state commit
+  (its stateful operators' commit times, and RocksDB's own commit phases summed over them) and offsets commit, and
+  the next batch's start (latest offsets, write-ahead log, planning).
 - The stall of a transition at T: output is silent while input waits when an alert's transaction is already on the
   transactions topic and no alert at all comes out. For alerts in the order received, alert i ends a silence that
   began at max(received time of alert i-1, Kafka timestamp of alert i's transaction). A transition's stall is the
@@ -325,11 +326,15 @@ class Soak:
         self.detector_log = measurement.work / "detector.log"
         self._start_gc_log(measurement)
         end_s = measurement.start_ms / 1000 + measurement.duration_s
+        # Spark keeps only the last few commits (session.CHECKPOINT_DEFAULTS): each sample adds those it finds.
+        commits: dict[int, float] = {}
         while (now_s := time.time()) < end_s:
             self.disk.append(DiskSample(now_s * 1000, tree_bytes(measurement.checkpoint_dir)))
+            commits.update(commit_times(measurement.checkpoint_dir))
             time.sleep(max(0.0, min(self.sample_interval_s - (time.time() - now_s), end_s - time.time())))
         self.disk.append(DiskSample(time.time() * 1000, tree_bytes(measurement.checkpoint_dir)))
-        self.commits = commit_times(measurement.checkpoint_dir)
+        commits.update(commit_times(measurement.checkpoint_dir))
+        self.commits = sorted(commits.items())
 
     def _start_gc_log(self, measurement: run.Measurement) -> None:
         jvm = process_group_java(measurement.detector_pid) if measurement.detector_pid else None

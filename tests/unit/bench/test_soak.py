@@ -227,3 +227,19 @@ def test_the_soak_report_splits_each_transition_with_the_detectors_progress_log(
     (transition,) = report["transitions"]
     assert transition["state_commit_ms"] == 1_522.0
     assert transition["spark_ms"]["queryPlanning"] == 310.0
+
+
+def test_the_soak_keeps_every_commit_it_saw_though_spark_deletes_the_old_ones(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    listings = iter([[(0, T0)], [(1, T0 + 60_000)], [(1, T0 + 60_000), (2, T0 + 120_000)]])
+    last: list[tuple[int, float]] = []
+
+    def listing(_: Path) -> list[tuple[int, float]]:
+        last[:] = next(listings, last)
+        return list(last)
+
+    monkeypatch.setattr(soak, "commit_times", listing)
+    watcher = soak.Soak(sample_interval_s=0.05)
+    watcher.watch(run.Measurement(tmp_path, tmp_path / "checkpoint", None, time.time() * 1000, 0.3))
+    assert watcher.commits == [(0, T0), (1, T0 + 60_000), (2, T0 + 120_000)]
