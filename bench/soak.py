@@ -40,6 +40,7 @@ from typing import Any
 
 from bench import run
 from bench.latency import percentile
+from fraudstream_detector.checkpoint import log_batches
 
 MINUTE_MS = 60_000
 MB = 1024 * 1024
@@ -268,11 +269,15 @@ def transition_stalls(
 
 
 def commit_times(checkpoint_dir: Path) -> list[tuple[int, float]]:
-    """(batch, epoch ms) of every batch Spark committed under `checkpoint_dir` (`commits/<batch>` and its mtime)."""
-    commits = checkpoint_dir / "commits"
-    if not commits.is_dir():
-        return []
-    return sorted((int(f.name), f.stat().st_mtime * 1000) for f in commits.iterdir() if f.name.isdigit())
+    """(batch, epoch ms) of every batch Spark committed under `checkpoint_dir` (`commits/<batch>` and its mtime); a
+    commit Spark deletes while it is read is left out (a later sample no longer sees it either)."""
+    times = []
+    for batch in log_batches(checkpoint_dir, "commits"):
+        try:
+            times.append((batch, (checkpoint_dir / "commits" / str(batch)).stat().st_mtime * 1000))
+        except FileNotFoundError:
+            continue
+    return times
 
 
 def tree_bytes(path: Path) -> int:

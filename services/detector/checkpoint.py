@@ -14,16 +14,22 @@ from pathlib import Path
 PARTITIONS_CONF = "spark.sql.shuffle.partitions"
 
 
+def log_batches(checkpoint_dir: Path, log: str) -> list[int]:
+    """The batch numbers of the entries in one of the checkpoint's logs (`offsets` or `commits`), ascending; none
+    when the log does not exist. Spark keeps only the last few (session.CHECKPOINT_DEFAULTS)."""
+    directory = checkpoint_dir / log
+    if not directory.is_dir():
+        return []
+    return sorted(int(entry.name) for entry in directory.iterdir() if entry.name.isdigit())
+
+
 def state_partitions(checkpoint_dir: Path) -> int | None:
     """The state partitions recorded in the newest readable entry of the checkpoint's offset log; None when there is
     none yet (a new checkpoint), or the checkpoint is not on a local filesystem (a URI such as s3a://...)."""
     if ":/" in str(checkpoint_dir):  # a URI: Path folds its "//" to "/"
         return None
     offsets = checkpoint_dir / "offsets"
-    if not offsets.is_dir():
-        return None
-    batches = sorted((int(entry.name) for entry in offsets.iterdir() if entry.name.isdigit()), reverse=True)
-    for batch in batches:
+    for batch in reversed(log_batches(checkpoint_dir, "offsets")):
         lines = (offsets / str(batch)).read_text(encoding="utf-8", errors="replace").splitlines()
         try:
             conf = json.loads(lines[1])["conf"]

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from fraudstream_detector.checkpoint import log_batches
 from fraudstream_detector.session import CHECKPOINT_DEFAULTS
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.processes import wait_for
@@ -17,11 +18,6 @@ from tests.integration.detector.harness import Script, detector_config, running_
 pytestmark = pytest.mark.integration
 
 RETAIN = int(CHECKPOINT_DEFAULTS["spark.sql.streaming.minBatchesToRetain"])
-
-
-def batches(log: Path) -> list[int]:
-    """The batch numbers of a checkpoint log's entries (offsets/ or commits/)."""
-    return sorted(int(entry.name) for entry in log.iterdir() if entry.name.isdigit()) if log.is_dir() else []
 
 
 def test_the_checkpoint_logs_keep_only_the_last_batches(
@@ -35,10 +31,10 @@ def test_the_checkpoint_logs_keep_only_the_last_batches(
         def many_batches_committed() -> bool:
             assert detector.query.isActive, detector.query.exception()
             script.transaction({"transactionId": f"t{len(script.records)}"})  # keeps every batch non-empty
-            committed = batches(checkpoint / "commits")
+            committed = log_batches(checkpoint, "commits")
             return bool(committed) and committed[-1] > 2 * RETAIN
 
         wait_for(many_batches_committed, 180, f"batch {2 * RETAIN + 1} to be committed")
         for log in ("offsets", "commits"):
-            kept = batches(checkpoint / log)
+            kept = log_batches(checkpoint, log)
             assert kept[0] > kept[-1] - 2 * RETAIN, (log, kept)

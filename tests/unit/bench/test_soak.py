@@ -243,3 +243,11 @@ def test_the_soak_keeps_every_commit_it_saw_though_spark_deletes_the_old_ones(
     watcher = soak.Soak(sample_interval_s=0.05)
     watcher.watch(run.Measurement(tmp_path, tmp_path / "checkpoint", None, time.time() * 1000, 0.3))
     assert watcher.commits == [(0, T0), (1, T0 + 60_000), (2, T0 + 120_000)]
+
+
+def test_a_commit_spark_deletes_while_it_is_read_is_left_out(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "commits").mkdir()
+    (tmp_path / "commits" / "5").write_text("v1\n{}")
+    os.utime(tmp_path / "commits" / "5", (1_800_000_000, 1_800_000_000))
+    monkeypatch.setattr(soak, "log_batches", lambda checkpoint, log: [4, 5])  # 4 was listed, then deleted
+    assert soak.commit_times(tmp_path) == [(5, 1.8e12)]
