@@ -110,15 +110,26 @@ public final class Engine {
    * sweep clock; a group whose key group has no rule is always expired.
    */
   public boolean groupExpired(String groupKey, Long maxEventTimeMs) {
-    KeyGroupPlan plan = plans.get(GroupKeys.keyGroupOf(groupKey));
-    if (plan == null) {
+    List<String> keyGroup = GroupKeys.keyGroupOf(groupKey);
+    if (!plans.containsKey(keyGroup)) {
       return true;
     }
     Long nowMs = clock.nowMs();
     if (maxEventTimeMs == null || nowMs == null) {
       return maxEventTimeMs == null;
     }
-    return maxEventTimeMs < nowMs - (plan.widestActiveWindowMs() + latenessMs);
+    return maxEventTimeMs < nowMs - horizonMs(keyGroup);
+  }
+
+  /** The key groups that have rules now. */
+  public Set<List<String>> keyGroups() {
+    return Collections.unmodifiableSet(plans.keySet());
+  }
+
+  /** H(g): the event-time span a group of {@code keyGroup} keeps, its widest ACTIVE window + lateness. */
+  public long horizonMs(List<String> keyGroup) {
+    KeyGroupPlan plan = plans.get(keyGroup);
+    return latenessMs + (plan == null ? 0 : plan.widestActiveWindowMs());
   }
 
   /**

@@ -234,6 +234,9 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
       }
     }
     groups.flush();
+    if (rulesChanged) {
+      state.rulesChanged();
+    }
     boolean swept = groups.sweep(nowMs, settings.sweepIntervalMs(), SWEEP_SLICE, SWEEP_GROUPS_PER_MS);
     if (rulesChanged || swept) {
       // The rule set (and the sweep clock) is written when rules change and when a sweep finishes; a restore with an

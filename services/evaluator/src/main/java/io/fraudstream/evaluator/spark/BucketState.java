@@ -1,6 +1,7 @@
 package io.fraudstream.evaluator.spark;
 
 import io.fraudstream.evaluator.core.Engine;
+import io.fraudstream.evaluator.core.GroupKeys;
 import io.fraudstream.evaluator.core.GroupRows;
 import io.fraudstream.evaluator.core.GroupStore;
 import io.fraudstream.evaluator.core.GroupWindow;
@@ -30,6 +31,12 @@ import scala.Tuple2;
  * GroupWindow#heapBytes}): least recently used groups beyond the budget are dropped (the store keeps them), but never
  * a group the current call used.
  *
+ * <p>A sweep walks the store only when some group in it may be past its horizon. The bucket keeps lower bounds of
+ * its groups' newest event times: per key group, of the groups the last finished walk kept, and overall, of the
+ * groups written since that walk began. They are known from the start for a store that holds no group yet, and from
+ * the first walk for a store restored with groups; a rule change after groups were written makes them unknown
+ * until the next walk, since those groups' key groups may have lost their rules.
+ *
  * <p>The cache is trusted only while the bucket's generation in the store equals the generation it was written
  * at. Every task that processes the bucket bumps the stored generation ({@link #claim}), so after a failed task
  * (whose state the store discards) or a bucket that another JVM processed, the next claim finds a mismatch and
@@ -52,15 +59,24 @@ final class BucketState {
   private scala.collection.Iterator<Tuple2<String, byte[]>> sweepWalk;
   private long sweepGeneration;
   private long sweepStepMs;
+  /** Per key group, a lower bound of the newest event time of its groups the last finished walk kept; null: unknown. */
+  private Map<List<String>, Long> walkedFloorsMs;
+  /** A lower bound of the newest event time of the groups written since the last finished walk began; null: none. */
+  private Long writtenFloorMs;
+  /** The same two bounds for the walk in progress, and whether the rule set stayed as it was since it began. */
+  private Map<List<String>, Long> walkFloorsMs;
+  private Long walkWrittenFloorMs;
+  private boolean walkTrusted;
   private long cacheBytes;
   private final LinkedHashMap<String, GroupWindow> windows = new LinkedHashMap<>(1024, 0.75f, true);
   private final Map<String, Long> cachedSizes = new HashMap<>();
   private long cachedBytes;
 
-  private BucketState(long generation, Engine engine, long nowMs) {
+  private BucketState(long generation, Engine engine, long nowMs, boolean storeHasGroups) {
     this.generation = generation;
     this.engine = engine;
     this.lastSweepMs = nowMs;
+    this.walkedFloorsMs = storeHasGroups ? null : new HashMap<>();
   }
 
   /**
@@ -80,11 +96,14 @@ final class BucketState {
     long stored = generationState.exists() ? generationState.get() : 0L;
     BucketState cached = CACHES.get(cacheKey);
     if (cached == null || cached.generation != stored) {
+      // A store without a rule set holds no group: groups are written only for key groups that have rules, and the
+      // rule set is written in the task that first applies a rule.
+      boolean restored = engineState.exists();
       Engine engine =
-          engineState.exists()
+          restored
               ? Engine.fromBytes(engineState.get(), latenessMs, futureSkewMs)
               : new Engine(latenessMs, futureSkewMs);
-      cached = new BucketState(stored, engine, nowMs);
+      cached = new BucketState(stored, engine, nowMs, restored);
       CACHES.put(cacheKey, cached);
     }
     cached.cacheBytes = cacheBytes > 0 ? cacheBytes : DEFAULT_CACHE_BYTES;
@@ -95,6 +114,50 @@ final class BucketState {
 
   Engine engine() {
     return engine;
+  }
+
+  /**
+   * Call after the rule set changed: groups written since the last walk began may belong to a key group that lost
+   * its rules, which only a walk finds, so the bounds become unknown until a walk that begins after the change ends.
+   */
+  void rulesChanged() {
+    if (writtenFloorMs != null || walkWrittenFloorMs != null) {
+      walkedFloorsMs = null;
+      walkTrusted = false;
+    }
+  }
+
+  /** Whether a group in the store may be past its horizon on the engine's clock, by the bounds; true when unknown. */
+  private boolean mayHoldExpiredGroups() {
+    if (walkedFloorsMs == null) {
+      return true;
+    }
+    Long nowMs = engine.clockMs();
+    Set<List<String>> withRules = engine.keyGroups();
+    for (Map.Entry<List<String>, Long> floor : walkedFloorsMs.entrySet()) {
+      List<String> keyGroup = floor.getKey();
+      if (!withRules.contains(keyGroup)
+          || nowMs != null && floor.getValue() < nowMs - engine.horizonMs(keyGroup)) {
+        return true;
+      }
+    }
+    if (writtenFloorMs != null && nowMs != null) {
+      for (List<String> keyGroup : withRules) {
+        if (writtenFloorMs < nowMs - engine.horizonMs(keyGroup)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private void written(GroupWindow window) {
+    Long newestMs = window.maxEventTimeMs();
+    long floorMs = newestMs == null ? Long.MIN_VALUE : newestMs;
+    writtenFloorMs = writtenFloorMs == null ? floorMs : Math.min(writtenFloorMs, floorMs);
+    if (walkFloorsMs != null) {
+      walkWrittenFloorMs = walkWrittenFloorMs == null ? floorMs : Math.min(walkWrittenFloorMs, floorMs);
+    }
   }
 
   /** The GroupStore of one call: reads through the cache, writes changed groups back at {@link #flush}. */
@@ -127,6 +190,7 @@ final class BucketState {
     @Override
     public void put(String groupKey, GroupWindow window) {
       used.add(groupKey);
+      written(window);
       cache(groupKey, window);
       dirty.put(groupKey, window);
     }
@@ -172,24 +236,35 @@ final class BucketState {
      * that a walk also ends within a task when calls are sparse. The walk reads the store as it was when it began,
      * so a group is deleted only if its current head is past retention too. The walk belongs to the task that began
      * it: a task that ends mid-walk leaves the sweep due, and the next task starts it over. Call it after {@link
-     * #flush}. Returns whether a sweep finished in this call.
+     * #flush}. A due sweep whose bounds show that no group can be past its horizon ends at once, without a walk.
+     * Returns whether a sweep finished in this call.
      */
     boolean sweep(long nowMs, long intervalMs, int minSlice, int groupsPerMs) {
       if (sweepWalk == null || sweepGeneration != generation) {
         if (nowMs - lastSweepMs < intervalMs) {
           return false;
         }
+        if (!mayHoldExpiredGroups()) {
+          lastSweepMs = nowMs;
+          return true;
+        }
         sweepWalk = heads.iterator();
         sweepGeneration = generation;
         sweepStepMs = nowMs;
+        walkFloorsMs = new HashMap<>();
+        walkWrittenFloorMs = null;
+        walkTrusted = true;
       }
       long slice = Math.max(minSlice, groupsPerMs * Math.max(0, nowMs - sweepStepMs));
       sweepStepMs = nowMs;
       List<String> expired = new ArrayList<>();
       for (long seen = 0; seen < slice && sweepWalk.hasNext(); seen++) {
         Tuple2<String, byte[]> entry = sweepWalk.next();
-        if (engine.groupExpired(entry._1(), GroupRows.maxEventTimeMs(entry._2()))) {
+        Long newestMs = GroupRows.maxEventTimeMs(entry._2());
+        if (engine.groupExpired(entry._1(), newestMs)) {
           expired.add(entry._1());
+        } else {
+          walkFloorsMs.merge(GroupKeys.keyGroupOf(entry._1()), newestMs, Math::min);
         }
       }
       for (String groupKey : expired) {
@@ -197,12 +272,17 @@ final class BucketState {
         if (head != null && engine.groupExpired(groupKey, GroupRows.maxEventTimeMs(head))) {
           delete(groupKey);
         }
+        // A head that is no longer past its horizon was written since the walk began: in walkWrittenFloorMs.
       }
       if (sweepWalk.hasNext()) {
         return false;
       }
       sweepWalk = null;
       lastSweepMs = nowMs;
+      walkedFloorsMs = walkTrusted ? walkFloorsMs : null;
+      writtenFloorMs = walkWrittenFloorMs;
+      walkFloorsMs = null;
+      walkWrittenFloorMs = null;
       return true;
     }
   }

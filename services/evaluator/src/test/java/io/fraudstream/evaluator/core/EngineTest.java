@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -92,6 +93,22 @@ class EngineTest {
     assertEquals(List.of("ns/pair"), late.applied(), "the wider key group still evaluates it");
     assertEquals(List.of("ns/pair"), alertedRules(late));
     assertNull(late.rejection());
+  }
+
+  @Test
+  void eachKeyGroupWithRulesHasTheHorizonOfItsWidestActiveRule() throws RejectedRuleMessageException {
+    Engine engine = new Engine(1_000, 300_000);
+    engine.onRule("ns/payer", rule("ns/payer", count("[\"payerId\"]", 1, 1)), T0);
+    engine.onRule("ns/payer-wide", rule("ns/payer-wide", count("[\"payerId\"]", 10, 1)), T0);
+    engine.onRule("ns/pair", rule("ns/pair", count("[\"beneficiaryId\", \"payerId\"]", 5, 1)), T0);
+    List<String> payer = List.of("payerId");
+    List<String> pair = List.of("beneficiaryId", "payerId");
+    assertEquals(Set.of(payer, pair), engine.keyGroups());
+    assertEquals(601_000, engine.horizonMs(payer));
+    assertEquals(301_000, engine.horizonMs(pair));
+    engine.onRule("ns/pair", null, T0 + 1);
+    assertEquals(Set.of(payer), engine.keyGroups(), "a key group whose last rule is deleted");
+    assertEquals(1_000, engine.horizonMs(pair), "no rule: the lateness alone");
   }
 
   @Test

@@ -226,6 +226,22 @@ class BucketProcessorTest {
     assertEquals(2L, (Long) next.value("generation", key(0)));
   }
 
+  @Test
+  void theSweepAfterARuleIsDeletedRemovesTheGroupsItLeftWithoutRules() {
+    Tester<Long> tester = tester(processor(1, 0, Map.of(0, 1L), 60_000));
+    tester.test(
+        key(0),
+        rows(
+            0,
+            rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 5)),
+            tx(0, 0, T0, transaction("t1", P1, T0))));
+    assertEquals(1, tester.<String, byte[]>map("heads", key(0)).size());
+    tester.test(key(0), rows(0, rule(0, 1, T0 + 1, "ns/count", null)));
+    clock.set(NOW + 600_000); // the sweep interval after the task claimed the bucket
+    tester.test(key(0), rows(0, tx(0, 1, T0 + 2, transaction("t2", P3, T0 + 2))));
+    assertEquals(Map.of(), tester.<String, byte[]>map("heads", key(0)));
+  }
+
   /** Moves both the processor's clock and the tester's processing time (which fires the timers due). */
   private static List<OutputRow> at(SettableClock clock, Tester<Long> tester, long ms) {
     clock.set(ms);

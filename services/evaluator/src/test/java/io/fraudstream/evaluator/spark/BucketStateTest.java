@@ -49,6 +49,14 @@ class BucketStateTest {
     return claimed.get();
   }
 
+  /** A claim of a bucket restored from a store whose rule set is a count rule of {@code windowMinutes}. */
+  private BucketState claimRestored(int windowMinutes) {
+    Engine stored = new Engine(60_000, 300_000);
+    addCountRule(stored, windowMinutes);
+    tester.setValue("engine", 0, stored.toBytes());
+    return claim();
+  }
+
   private static void addCountRule(Engine engine, int windowMinutes) {
     try {
       engine.onRule("ns/count", bytes(Records.countRule("ns/count", windowMinutes, 1000)), T0);
@@ -225,8 +233,7 @@ class BucketStateTest {
 
   @Test
   void aWalkLeftUnfinishedByItsTaskStartsOverInTheNext() {
-    BucketState first = claim();
-    addCountRule(first.engine(), 1);
+    BucketState first = claimRestored(1); // which groups a restored store holds only a walk can tell
     evaluate(first, "p1", T0);
     evaluate(first, "p3", T0);
     evaluate(first, "p2", T0);
@@ -259,23 +266,82 @@ class BucketStateTest {
 
   @Test
   void aGroupWithAnEventSinceTheWalkBeganIsKept() {
-    // Stores whose iterators, like RocksDB's, see the store as it was when they were made.
-    MemoryMapState<String, byte[]> heads = new MemoryMapState<>();
-    MemoryMapState<String, byte[]> events = new MemoryMapState<>();
-    MemoryMapState<String, byte[]> buckets = new MemoryMapState<>();
+    MemoryStores m = new MemoryStores();
     BucketState state = claim();
     addCountRule(state.engine(), 1);
-    evaluateIn(state.new Groups(heads, events, buckets), state, "p1", T0);
-    evaluateIn(state.new Groups(heads, events, buckets), state, "p3", T0);
-    evaluateIn(state.new Groups(heads, events, buckets), state, "p2", pastTheHorizon());
+    evaluateIn(m.groups(state), state, "p1", T0);
+    evaluateIn(m.groups(state), state, "p3", T0);
+    evaluateIn(m.groups(state), state, "p2", pastTheHorizon());
     String p3 = "[[\"payerId\"],[\"p3\"]]";
     // The walk begins (p1, the first key, is past its horizon and deleted); then p3 gets an event, and the walk,
     // which still sees p3's old head, reaches it.
-    assertEquals(false, state.new Groups(heads, events, buckets).sweep(T0 + 1_000, 1_000, 1, 0));
-    evaluateIn(state.new Groups(heads, events, buckets), state, "p3", T0 + 120_020);
-    assertEquals(false, state.new Groups(heads, events, buckets).sweep(T0 + 1_001, 1_000, 1, 0));
-    assertEquals(true, state.new Groups(heads, events, buckets).sweep(T0 + 1_002, 1_000, 1, 0));
-    assertEquals(List.of(OTHER_GROUP, p3), new ArrayList<>(heads.entries.keySet()));
+    assertEquals(false, m.groups(state).sweep(T0 + 1_000, 1_000, 1, 0));
+    evaluateIn(m.groups(state), state, "p3", T0 + 120_020);
+    assertEquals(false, m.groups(state).sweep(T0 + 1_001, 1_000, 1, 0));
+    assertEquals(true, m.groups(state).sweep(T0 + 1_002, 1_000, 1, 0));
+    assertEquals(List.of(OTHER_GROUP, p3), new ArrayList<>(m.heads().entries.keySet()));
+  }
+
+  @Test
+  void aDueSweepDoesNotWalkWhileNoGroupCanBePastItsHorizon() {
+    MemoryStores m = new MemoryStores();
+    BucketState state = claim(); // an empty store: every group it will hold is written through this cache
+    addCountRule(state.engine(), 1);
+    evaluateIn(m.groups(state), state, "p1", T0);
+    evaluateIn(m.groups(state), state, "p2", T0 + 60_000);
+    assertEquals(true, m.groups(state).sweep(T0 + 1_000, 1_000, 1, 0));
+    assertEquals(0, m.heads().iterations, "no walk: no group's newest event is past the horizon of the clock (T0)");
+    // Once the clock passes T0 + the horizon (1-minute window, 1-minute lateness), p1 may be past it: a walk.
+    evaluateIn(m.groups(state), state, "p2", pastTheHorizon());
+    assertEquals(true, m.groups(state).sweep(T0 + 2_000, 1_000, Integer.MAX_VALUE, 0));
+    assertEquals(1, m.heads().iterations);
+    assertEquals(List.of(OTHER_GROUP), new ArrayList<>(m.heads().entries.keySet()));
+  }
+
+  @Test
+  void aRestoredStoreIsWalkedOnceAndThenOnlyWhenItsOldestGroupCanBePastItsHorizon() {
+    MemoryStores m = new MemoryStores();
+    BucketState state = claimRestored(1);
+    evaluateIn(m.groups(state), state, "p1", T0);
+    evaluateIn(m.groups(state), state, "p2", T0 + 100_000);
+    List<Boolean> finished = new ArrayList<>();
+    List<Integer> walks = new ArrayList<>();
+    for (long nowMs : List.of(T0 + 1_000, T0 + 2_000, T0 + 3_000)) {
+      finished.add(m.groups(state).sweep(nowMs, 1_000, Integer.MAX_VALUE, 0));
+      walks.add(m.heads().iterations);
+    }
+    assertEquals(List.of(true, true, true), finished);
+    assertEquals(List.of(1, 1, 1), walks, "the first walk finds p1 (newest at T0) within the horizon, and keeps it");
+    evaluateIn(m.groups(state), state, "p2", pastTheHorizon());
+    assertEquals(true, m.groups(state).sweep(T0 + 4_000, 1_000, Integer.MAX_VALUE, 0));
+    assertEquals(2, m.heads().iterations);
+    assertEquals(List.of(OTHER_GROUP), new ArrayList<>(m.heads().entries.keySet()));
+  }
+
+  @Test
+  void afterARuleChangeTheNextDueSweepWalksAndDeletesTheGroupsOfAKeyGroupLeftWithoutRules()
+      throws RejectedRuleMessageException {
+    MemoryStores m = new MemoryStores();
+    BucketState state = claim();
+    addCountRule(state.engine(), 10);
+    evaluateIn(m.groups(state), state, "p1", T0);
+    state.engine().onRule("ns/count", null, T0 + 1);
+    state.rulesChanged();
+    assertEquals(true, m.groups(state).sweep(T0 + 1_000, 1_000, Integer.MAX_VALUE, 0));
+    assertEquals(1, m.heads().iterations);
+    assertEquals(List.of(), new ArrayList<>(m.heads().entries.keySet()), "payerId has no rule left");
+  }
+
+  /** A bucket's stores in memory maps, whose iterators see a map as it was when they were made, as RocksDB's do. */
+  private record MemoryStores(
+      MemoryMapState<String, byte[]> heads, MemoryMapState<String, byte[]> events, MemoryMapState<String, byte[]> buckets) {
+    MemoryStores() {
+      this(new MemoryMapState<>(), new MemoryMapState<>(), new MemoryMapState<>());
+    }
+
+    BucketState.Groups groups(BucketState state) {
+      return state.new Groups(heads, events, buckets);
+    }
   }
 
   /** A claimed bucket with a 1-minute rule and the groups of p1 and p3 (at T0) past their horizon, p2's not. */

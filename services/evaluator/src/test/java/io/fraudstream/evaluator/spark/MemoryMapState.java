@@ -6,11 +6,15 @@ import org.apache.spark.sql.streaming.MapState;
 import scala.Tuple2;
 import scala.jdk.javaapi.CollectionConverters;
 
-/** A MapState in a sorted memory map, for tests of classes that keep records in one (no Spark needed). */
+/**
+ * A MapState in a sorted memory map, for tests of classes that keep records in one (no Spark needed). Its iterators,
+ * like RocksDB's, see the map as it was when they were made; {@link #iterations} counts them.
+ */
 final class MemoryMapState<K extends Comparable<K>, V> implements MapState<K, V> {
   private static final long serialVersionUID = 1L;
 
   final Map<K, V> entries = new TreeMap<>();
+  int iterations;
 
   @Override
   public boolean exists() {
@@ -34,6 +38,7 @@ final class MemoryMapState<K extends Comparable<K>, V> implements MapState<K, V>
 
   @Override
   public scala.collection.Iterator<Tuple2<K, V>> iterator() {
+    iterations++;
     return CollectionConverters.asScala(
         entries.entrySet().stream().map(e -> new Tuple2<>(e.getKey(), e.getValue())).toList().iterator());
   }
