@@ -110,7 +110,11 @@ public final class Engine {
    * sweep clock; a group whose key group has no rule is always expired.
    */
   public boolean groupExpired(String groupKey, Long maxEventTimeMs) {
-    List<String> keyGroup = GroupKeys.keyGroupOf(groupKey);
+    return groupExpired(GroupKeys.keyGroupOf(groupKey), maxEventTimeMs);
+  }
+
+  /** {@link #groupExpired(String, Long)} for a group of {@code keyGroup}. */
+  public boolean groupExpired(List<String> keyGroup, Long maxEventTimeMs) {
     if (!plans.containsKey(keyGroup)) {
       return true;
     }

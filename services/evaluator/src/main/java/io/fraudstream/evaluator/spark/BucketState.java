@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import org.apache.spark.sql.streaming.MapState;
 import org.apache.spark.sql.streaming.ValueState;
 import scala.Tuple2;
@@ -59,11 +60,17 @@ final class BucketState {
   private scala.collection.Iterator<Tuple2<String, byte[]>> sweepWalk;
   private long sweepGeneration;
   private long sweepStepMs;
-  /** Per key group, a lower bound of the newest event time of its groups the last finished walk kept; null: unknown. */
+  /**
+   * Per key group, a lower bound of the newest event time of its groups the last finished walk kept (none: the walk
+   * kept no group of it); null: unknown.
+   */
   private Map<List<String>, Long> walkedFloorsMs;
   /** A lower bound of the newest event time of the groups written since the last finished walk began; null: none. */
   private Long writtenFloorMs;
-  /** The same two bounds for the walk in progress, and whether the rule set stayed as it was since it began. */
+  /**
+   * The same two bounds for the walk in progress, and whether they will be known when it ends (not after a rule
+   * change that followed writes).
+   */
   private Map<List<String>, Long> walkFloorsMs;
   private Long walkWrittenFloorMs;
   private boolean walkTrusted;
@@ -81,9 +88,11 @@ final class BucketState {
 
   /**
    * Claims bucket {@code cacheKey}'s cache for one task: the cache, valid for the generation in the store (a fresh
-   * one when it is not), with the generation moved on in both. Everything the task writes is committed with that
-   * new generation, or discarded with it when the task fails, and then the next claim finds a mismatch and reloads.
-   * So a task reads and writes the generation once, however many records it processes.
+   * one when it is not), with a new generation in both. Everything the task writes is committed with that new
+   * generation, or discarded with it when the task fails, and then the next claim finds a mismatch and reloads.
+   * So a task reads and writes the generation once, however many records it processes. A new generation is drawn at
+   * random, not counted on: a task that failed in one JVM and was retried in another would otherwise commit the
+   * very generation the first JVM's cache holds, and that cache, which lacks the retry's work, would be trusted.
    */
   static BucketState claim(
       String cacheKey,
@@ -107,7 +116,11 @@ final class BucketState {
       CACHES.put(cacheKey, cached);
     }
     cached.cacheBytes = cacheBytes > 0 ? cacheBytes : DEFAULT_CACHE_BYTES;
-    cached.generation = stored + 1;
+    long next;
+    do {
+      next = ThreadLocalRandom.current().nextLong();
+    } while (next == stored || next == 0L);
+    cached.generation = next;
     generationState.update(cached.generation);
     return cached;
   }
@@ -153,10 +166,14 @@ final class BucketState {
 
   private void written(GroupWindow window) {
     Long newestMs = window.maxEventTimeMs();
-    long floorMs = newestMs == null ? Long.MIN_VALUE : newestMs;
-    writtenFloorMs = writtenFloorMs == null ? floorMs : Math.min(writtenFloorMs, floorMs);
+    if (newestMs == null) { // a group without events, always expired: only a walk finds it
+      walkedFloorsMs = null;
+      walkTrusted = false;
+      return;
+    }
+    writtenFloorMs = writtenFloorMs == null ? newestMs : Math.min(writtenFloorMs, newestMs);
     if (walkFloorsMs != null) {
-      walkWrittenFloorMs = walkWrittenFloorMs == null ? floorMs : Math.min(walkWrittenFloorMs, floorMs);
+      walkWrittenFloorMs = walkWrittenFloorMs == null ? newestMs : Math.min(walkWrittenFloorMs, newestMs);
     }
   }
 
@@ -261,10 +278,11 @@ final class BucketState {
       for (long seen = 0; seen < slice && sweepWalk.hasNext(); seen++) {
         Tuple2<String, byte[]> entry = sweepWalk.next();
         Long newestMs = GroupRows.maxEventTimeMs(entry._2());
-        if (engine.groupExpired(entry._1(), newestMs)) {
+        List<String> keyGroup = GroupKeys.keyGroupOf(entry._1());
+        if (engine.groupExpired(keyGroup, newestMs)) {
           expired.add(entry._1());
         } else {
-          walkFloorsMs.merge(GroupKeys.keyGroupOf(entry._1()), newestMs, Math::min);
+          walkFloorsMs.merge(keyGroup, newestMs, Math::min);
         }
       }
       for (String groupKey : expired) {

@@ -40,8 +40,13 @@ final class Records {
 
   /** Rule JSON of a COUNT rule: alerts when at least {@code limit} transactions of a payer are in the window. */
   static String countRule(String ruleId, int windowMinutes, int limit) {
+    return countRule(ruleId, "payerId", windowMinutes, limit);
+  }
+
+  /** Rule JSON of a COUNT rule grouped by the one field {@code groupingKeyName}. */
+  static String countRule(String ruleId, String groupingKeyName, int windowMinutes, int limit) {
     return "{\"ruleId\": \"" + ruleId + "\", \"generation\": 1, \"uid\": \"uid-" + ruleId + "\", \"spec\": "
-        + "{\"groupingKeyNames\": [\"payerId\"], \"aggregatorFunctionType\": \"COUNT\", "
+        + "{\"groupingKeyNames\": [\"" + groupingKeyName + "\"], \"aggregatorFunctionType\": \"COUNT\", "
         + "\"limitOperatorType\": \"GREATER_EQUAL\", \"limit\": " + limit + ", \"windowMinutes\": " + windowMinutes
         + "}}";
   }
