@@ -5,7 +5,6 @@ import io.fraudstream.evaluator.core.GroupKeys;
 import io.fraudstream.evaluator.core.GroupRows;
 import io.fraudstream.evaluator.core.GroupStore;
 import io.fraudstream.evaluator.core.GroupWindow;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -16,6 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.spark.sql.streaming.MapState;
 import org.apache.spark.sql.streaming.ValueState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import scala.Tuple2;
 
 /**
@@ -52,7 +53,9 @@ final class BucketState {
   static final long DEFAULT_CACHE_BYTES = Runtime.getRuntime().maxMemory() / 4;
 
   private static final Map<String, BucketState> CACHES = new ConcurrentHashMap<>();
+  private static final Logger LOG = LoggerFactory.getLogger(BucketState.class);
 
+  private final String cacheKey;
   private long generation;
   private Engine engine;
   private long lastSweepMs;
@@ -74,12 +77,18 @@ final class BucketState {
   private Map<List<String>, Long> walkFloorsMs;
   private Long walkWrittenFloorMs;
   private boolean walkTrusted;
+  /** The walk in progress: when it began, the groups it read and deleted, the time it spent walking. */
+  private long walkStartMs;
+  private long walkRead;
+  private long walkDeleted;
+  private long walkNs;
   private long cacheBytes;
   private final LinkedHashMap<String, GroupWindow> windows = new LinkedHashMap<>(1024, 0.75f, true);
   private final Map<String, Long> cachedSizes = new HashMap<>();
   private long cachedBytes;
 
-  private BucketState(long generation, Engine engine, long nowMs, boolean storeHasGroups) {
+  private BucketState(String cacheKey, long generation, Engine engine, long nowMs, boolean storeHasGroups) {
+    this.cacheKey = cacheKey;
     this.generation = generation;
     this.engine = engine;
     this.lastSweepMs = nowMs;
@@ -112,7 +121,7 @@ final class BucketState {
           restored
               ? Engine.fromBytes(engineState.get(), latenessMs, futureSkewMs)
               : new Engine(latenessMs, futureSkewMs);
-      cached = new BucketState(stored, engine, nowMs, restored);
+      cached = new BucketState(cacheKey, stored, engine, nowMs, restored);
       CACHES.put(cacheKey, cached);
     }
     cached.cacheBytes = cacheBytes > 0 ? cacheBytes : DEFAULT_CACHE_BYTES;
@@ -249,14 +258,15 @@ final class BucketState {
      * Moves the bucket's sweep on, deleting the groups whose retention has passed on the engine's clock. A sweep is
      * due {@code intervalMs} after the last one finished (or after the cache was loaded) and walks every group in the
      * store once, a slice per call, so that no call holds up the records behind it for the whole walk: at least
-     * {@code minSlice} groups a call, and {@code groupsPerMs} for every millisecond since the walk's last step, so
-     * that a walk also ends within a task when calls are sparse. The walk reads the store as it was when it began,
-     * so a group is deleted only if its current head is past retention too. The walk belongs to the task that began
-     * it: a task that ends mid-walk leaves the sweep due, and the next task starts it over. Call it after {@link
-     * #flush}. A due sweep whose bounds show that no group can be past its horizon ends at once, without a walk.
-     * Returns whether a sweep finished in this call.
+     * {@code minSlice} groups a call, and then more while the call's walking time is within {@code timeShare} of the
+     * processing time since the walk's last step. So a walk takes about that share of the task's time whatever a
+     * group costs to read, and still ends within a task when calls are sparse. The walk reads the store as it was
+     * when it began, so a group is deleted only if its current head is past retention too. The walk belongs to the
+     * task that began it: a task that ends mid-walk leaves the sweep due, and the next task starts it over. Call it
+     * after {@link #flush}. A due sweep whose bounds show that no group can be past its horizon ends at once,
+     * without a walk. Returns whether a sweep finished in this call.
      */
-    boolean sweep(long nowMs, long intervalMs, int minSlice, int groupsPerMs) {
+    boolean sweep(long nowMs, long intervalMs, int minSlice, double timeShare) {
       if (sweepWalk == null || sweepGeneration != generation) {
         if (nowMs - lastSweepMs < intervalMs) {
           return false;
@@ -271,30 +281,44 @@ final class BucketState {
         walkFloorsMs = new HashMap<>();
         walkWrittenFloorMs = null;
         walkTrusted = true;
+        walkStartMs = nowMs;
+        walkRead = 0;
+        walkDeleted = 0;
+        walkNs = 0;
       }
-      long slice = Math.max(minSlice, groupsPerMs * Math.max(0, nowMs - sweepStepMs));
+      long startNs = System.nanoTime();
+      long budgetNs = (long) (timeShare * Math.max(0, nowMs - sweepStepMs) * 1_000_000L);
       sweepStepMs = nowMs;
-      List<String> expired = new ArrayList<>();
-      for (long seen = 0; seen < slice && sweepWalk.hasNext(); seen++) {
+      for (long seen = 0;
+          sweepWalk.hasNext() && (seen < minSlice || System.nanoTime() - startNs < budgetNs);
+          seen++) {
+        walkRead++;
         Tuple2<String, byte[]> entry = sweepWalk.next();
         Long newestMs = GroupRows.maxEventTimeMs(entry._2());
         List<String> keyGroup = GroupKeys.keyGroupOf(entry._1());
-        if (engine.groupExpired(keyGroup, newestMs)) {
-          expired.add(entry._1());
-        } else {
+        if (!engine.groupExpired(keyGroup, newestMs)) {
           walkFloorsMs.merge(keyGroup, newestMs, Math::min);
+          continue;
+        }
+        // Past its horizon as the walk sees it; deleted if its current head is too. (A head that is no longer was
+        // written since the walk began: it is in walkWrittenFloorMs.)
+        byte[] head = heads.getValue(entry._1());
+        if (head != null && engine.groupExpired(keyGroup, GroupRows.maxEventTimeMs(head))) {
+          delete(entry._1());
+          walkDeleted++;
         }
       }
-      for (String groupKey : expired) {
-        byte[] head = heads.getValue(groupKey);
-        if (head != null && engine.groupExpired(groupKey, GroupRows.maxEventTimeMs(head))) {
-          delete(groupKey);
-        }
-        // A head that is no longer past its horizon was written since the walk began: in walkWrittenFloorMs.
-      }
+      walkNs += System.nanoTime() - startNs;
       if (sweepWalk.hasNext()) {
         return false;
       }
+      LOG.info(
+          "sweep of {}: read {} groups, deleted {}, walking {} ms over {} ms",
+          cacheKey,
+          walkRead,
+          walkDeleted,
+          walkNs / 1_000_000,
+          nowMs - walkStartMs);
       sweepWalk = null;
       lastSweepMs = nowMs;
       walkedFloorsMs = walkTrusted ? walkFloorsMs : null;

@@ -245,6 +245,34 @@ class BucketProcessorTest {
     assertEquals(Map.of(), tester.<String, byte[]>map("heads", key(0)));
   }
 
+  @Test
+  void aCallDrainingABacklogMovesTheSweepsWalkOnBySlicesOnly() {
+    Tester<Long> tester = tester(processor(1, 0, Map.of(0, 1L), 60_000));
+    List<InputRecord> records = new ArrayList<>();
+    records.add(rule(0, 0, T0, "ns/count", countRule("ns/count", 1, 100)));
+    for (int i = 0; i < 10; i++) {
+      records.add(tx(0, i, T0, transaction("idle" + i, "idle" + i, T0)));
+    }
+    for (int i = 0; i < 15; i++) { // moves the sweep clock past the idle groups' horizon (1-minute window + lateness)
+      long eventMs = T0 + 120_001 + i;
+      records.add(tx(0, 10 + i, eventMs, transaction("busy" + i, "busy", eventMs)));
+    }
+    tester.test(key(0), rows(0, records.toArray(InputRecord[]::new)));
+    assertEquals(11, tester.<String, byte[]>map("heads", key(0)).size());
+    long due = NOW + 600_000; // the sweep interval after the task claimed the bucket
+    for (long step = 0; step < 2; step++) {
+      clock.set(due + 100 * step);
+      long eventMs = T0 + 120_100 + step; // reached Kafka minutes before now: a backlog
+      tester.test(key(0), rows(0, tx(0, 25 + step, eventMs, transaction("late" + step, "busy", eventMs))));
+    }
+    assertTrue(
+        tester.<String, byte[]>map("heads", key(0)).size() >= 11 - 2 * BucketProcessor.SWEEP_SLICE,
+        "two draining calls read two slices of groups at most");
+    clock.set(due + 200);
+    tester.test(key(0), rows(0, tx(0, 27, due + 200, transaction("fresh", "busy", T0 + 120_200))));
+    assertEquals(1, tester.<String, byte[]>map("heads", key(0)).size(), "a fresh call walks its time share: the rest");
+  }
+
   /** Moves both the processor's clock and the tester's processing time (which fires the timers due). */
   private static List<OutputRow> at(SettableClock clock, Tester<Long> tester, long ms) {
     clock.set(ms);

@@ -265,15 +265,16 @@ class BucketStateTest {
   @Test
   void sparseCallsWalkMoreGroupsEach() {
     BucketState state = threeGroupsTwoPastTheirHorizon();
-    // At least one group a call, and one for every millisecond since the walk's last step: the second call, 10 ms
-    // after the first, finishes the walk.
+    // At least one group a call, and then as many as the call's share of the time since the walk's last step
+    // allows: the first call, at the walk's start, looks at one group; the second, 10 s later with a share of all
+    // of that time, finishes the walk.
     List<Boolean> finished = new ArrayList<>();
     probe.run(
         tester,
         0,
         h -> {
-          for (long nowMs : List.of(T0 + 1_000, T0 + 1_010)) {
-            finished.add(state.new Groups(h.heads(), h.events(), h.buckets()).sweep(nowMs, 1_000, 1, 1));
+          for (long nowMs : List.of(T0 + 1_000, T0 + 11_000)) {
+            finished.add(state.new Groups(h.heads(), h.events(), h.buckets()).sweep(nowMs, 1_000, 1, 1.0));
           }
         });
     assertEquals(List.of(false, true), finished);
@@ -369,7 +370,9 @@ class BucketStateTest {
 
   /** A bucket's stores in memory maps, whose iterators see a map as it was when they were made, as RocksDB's do. */
   private record MemoryStores(
-      MemoryMapState<String, byte[]> heads, MemoryMapState<String, byte[]> events, MemoryMapState<String, byte[]> buckets) {
+      MemoryMapState<String, byte[]> heads,
+      MemoryMapState<String, byte[]> events,
+      MemoryMapState<String, byte[]> buckets) {
     MemoryStores() {
       this(new MemoryMapState<>(), new MemoryMapState<>(), new MemoryMapState<>());
     }
