@@ -36,8 +36,8 @@ import scala.Tuple2;
  * <p>A sweep walks the store only when some group in it may be past its horizon. The bucket keeps lower bounds of
  * its groups' newest event times: per key group, of the groups the last finished walk kept, and overall, of the
  * groups written since that walk began. They are known from the start for a store that holds no group yet, and from
- * the first walk for a store restored with groups; a rule change after groups were written makes them unknown
- * until the next walk, since those groups' key groups may have lost their rules.
+ * the first walk for a store restored with groups; a rule change after groups were written since the last walk
+ * began makes them unknown until the next walk, since those groups' key groups may have lost their rules.
  *
  * <p>The cache is trusted only while the bucket's generation in the store equals the generation it was written
  * at. Every task that processes the bucket bumps the stored generation ({@link #claim}), so after a failed task
@@ -59,10 +59,8 @@ final class BucketState {
   private long generation;
   private Engine engine;
   private long lastSweepMs;
-  /** The walk of the sweep in progress over the heads of the task of generation {@code sweepGeneration}, or null. */
-  private scala.collection.Iterator<Tuple2<String, byte[]>> sweepWalk;
-  private long sweepGeneration;
-  private long sweepStepMs;
+  /** The sweep's walk in progress, or null. */
+  private Walk walk;
   /**
    * Per key group, a lower bound of the newest event time of its groups the last finished walk kept (none: the walk
    * kept no group of it); null: unknown.
@@ -70,18 +68,6 @@ final class BucketState {
   private Map<List<String>, Long> walkedFloorsMs;
   /** A lower bound of the newest event time of the groups written since the last finished walk began; null: none. */
   private Long writtenFloorMs;
-  /**
-   * The same two bounds for the walk in progress, and whether they will be known when it ends (not after a rule
-   * change that followed writes).
-   */
-  private Map<List<String>, Long> walkFloorsMs;
-  private Long walkWrittenFloorMs;
-  private boolean walkTrusted;
-  /** The walk in progress: when it began, the groups it read and deleted, the time it spent walking. */
-  private long walkStartMs;
-  private long walkRead;
-  private long walkDeleted;
-  private long walkNs;
   private long cacheBytes;
   private final LinkedHashMap<String, GroupWindow> windows = new LinkedHashMap<>(1024, 0.75f, true);
   private final Map<String, Long> cachedSizes = new HashMap<>();
@@ -143,9 +129,8 @@ final class BucketState {
    * its rules, which only a walk finds, so the bounds become unknown until a walk that begins after the change ends.
    */
   void rulesChanged() {
-    if (writtenFloorMs != null || walkWrittenFloorMs != null) {
-      walkedFloorsMs = null;
-      walkTrusted = false;
+    if (writtenFloorMs != null || walk != null && walk.writtenFloorMs != null) {
+      forgetBounds();
     }
   }
 
@@ -154,35 +139,56 @@ final class BucketState {
     if (walkedFloorsMs == null) {
       return true;
     }
-    Long nowMs = engine.clockMs();
-    Set<List<String>> withRules = engine.keyGroups();
     for (Map.Entry<List<String>, Long> floor : walkedFloorsMs.entrySet()) {
-      List<String> keyGroup = floor.getKey();
-      if (!withRules.contains(keyGroup)
-          || nowMs != null && floor.getValue() < nowMs - engine.horizonMs(keyGroup)) {
+      if (engine.groupExpired(floor.getKey(), floor.getValue())) {
         return true;
       }
     }
-    if (writtenFloorMs != null && nowMs != null) {
-      for (List<String> keyGroup : withRules) {
-        if (writtenFloorMs < nowMs - engine.horizonMs(keyGroup)) {
-          return true;
-        }
-      }
+    // The groups written since belong to key groups that had rules then, and still have (see rulesChanged).
+    return writtenFloorMs != null
+        && engine.keyGroups().stream().anyMatch(keyGroup -> engine.groupExpired(keyGroup, writtenFloorMs));
+  }
+
+  private void forgetBounds() {
+    walkedFloorsMs = null;
+    if (walk != null) {
+      walk.trusted = false;
     }
-    return false;
   }
 
   private void written(GroupWindow window) {
     Long newestMs = window.maxEventTimeMs();
     if (newestMs == null) { // a group without events, always expired: only a walk finds it
-      walkedFloorsMs = null;
-      walkTrusted = false;
+      forgetBounds();
       return;
     }
     writtenFloorMs = writtenFloorMs == null ? newestMs : Math.min(writtenFloorMs, newestMs);
-    if (walkFloorsMs != null) {
-      walkWrittenFloorMs = walkWrittenFloorMs == null ? newestMs : Math.min(walkWrittenFloorMs, newestMs);
+    if (walk != null) {
+      walk.writtenFloorMs = walk.writtenFloorMs == null ? newestMs : Math.min(walk.writtenFloorMs, newestMs);
+    }
+  }
+
+  /**
+   * A walk over the heads of the task of generation {@code generation}, with the same two bounds as it gathers them
+   * and whether they will be known when it ends (not after a rule change that followed writes), and what it did.
+   */
+  private static final class Walk {
+    final scala.collection.Iterator<Tuple2<String, byte[]>> heads;
+    final long generation;
+    final long startMs;
+    long stepMs;
+    final Map<List<String>, Long> floorsMs = new HashMap<>();
+    Long writtenFloorMs;
+    boolean trusted = true;
+    long read;
+    long deleted;
+    long walkingNs;
+
+    Walk(scala.collection.Iterator<Tuple2<String, byte[]>> heads, long generation, long startMs) {
+      this.heads = heads;
+      this.generation = generation;
+      this.startMs = startMs;
+      this.stepMs = startMs;
     }
   }
 
@@ -267,7 +273,7 @@ final class BucketState {
      * without a walk. Returns whether a sweep finished in this call.
      */
     boolean sweep(long nowMs, long intervalMs, int minSlice, double timeShare) {
-      if (sweepWalk == null || sweepGeneration != generation) {
+      if (walk == null || walk.generation != generation) {
         if (nowMs - lastSweepMs < intervalMs) {
           return false;
         }
@@ -275,56 +281,45 @@ final class BucketState {
           lastSweepMs = nowMs;
           return true;
         }
-        sweepWalk = heads.iterator();
-        sweepGeneration = generation;
-        sweepStepMs = nowMs;
-        walkFloorsMs = new HashMap<>();
-        walkWrittenFloorMs = null;
-        walkTrusted = true;
-        walkStartMs = nowMs;
-        walkRead = 0;
-        walkDeleted = 0;
-        walkNs = 0;
+        walk = new Walk(heads.iterator(), generation, nowMs);
       }
       long startNs = System.nanoTime();
-      long budgetNs = (long) (timeShare * Math.max(0, nowMs - sweepStepMs) * 1_000_000L);
-      sweepStepMs = nowMs;
+      long budgetNs = (long) (timeShare * Math.max(0, nowMs - walk.stepMs) * 1_000_000L);
+      walk.stepMs = nowMs;
       for (long seen = 0;
-          sweepWalk.hasNext() && (seen < minSlice || System.nanoTime() - startNs < budgetNs);
+          walk.heads.hasNext() && (seen < minSlice || System.nanoTime() - startNs < budgetNs);
           seen++) {
-        walkRead++;
-        Tuple2<String, byte[]> entry = sweepWalk.next();
+        walk.read++;
+        Tuple2<String, byte[]> entry = walk.heads.next();
         Long newestMs = GroupRows.maxEventTimeMs(entry._2());
         List<String> keyGroup = GroupKeys.keyGroupOf(entry._1());
         if (!engine.groupExpired(keyGroup, newestMs)) {
-          walkFloorsMs.merge(keyGroup, newestMs, Math::min);
+          walk.floorsMs.merge(keyGroup, newestMs, Math::min);
           continue;
         }
         // Past its horizon as the walk sees it; deleted if its current head is too. (A head that is no longer was
-        // written since the walk began: it is in walkWrittenFloorMs.)
+        // written since the walk began: it is in walk.writtenFloorMs.)
         byte[] head = heads.getValue(entry._1());
         if (head != null && engine.groupExpired(keyGroup, GroupRows.maxEventTimeMs(head))) {
           delete(entry._1());
-          walkDeleted++;
+          walk.deleted++;
         }
       }
-      walkNs += System.nanoTime() - startNs;
-      if (sweepWalk.hasNext()) {
+      walk.walkingNs += System.nanoTime() - startNs;
+      if (walk.heads.hasNext()) {
         return false;
       }
       LOG.info(
           "sweep of {}: read {} groups, deleted {}, walking {} ms over {} ms",
           cacheKey,
-          walkRead,
-          walkDeleted,
-          walkNs / 1_000_000,
-          nowMs - walkStartMs);
-      sweepWalk = null;
+          walk.read,
+          walk.deleted,
+          walk.walkingNs / 1_000_000,
+          nowMs - walk.startMs);
       lastSweepMs = nowMs;
-      walkedFloorsMs = walkTrusted ? walkFloorsMs : null;
-      writtenFloorMs = walkWrittenFloorMs;
-      walkFloorsMs = null;
-      walkWrittenFloorMs = null;
+      walkedFloorsMs = walk.trusted ? walk.floorsMs : null;
+      writtenFloorMs = walk.writtenFloorMs;
+      walk = null;
       return true;
     }
   }
