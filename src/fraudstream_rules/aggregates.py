@@ -204,7 +204,10 @@ class ExtremeWindow:
 
     `_settled` covers `[M - window_ms, M - lateness_ms)`, which only grows at the back; `_tail` covers
     `[max(M - window_ms, M - lateness_ms), M]`, where out-of-order insertions land. Each deque holds
-    (event time, value) of the members that beat every later member, so its front is its extreme.
+    (event time, value) of the members no later member beats, so its front is its extreme; the settled deque keeps
+    only the latest of equal values, the tail the earliest, so that a query for an event a little behind the newest
+    finds the tail's front at or before it whenever the extreme's value was reached by then (a repeated extreme, such
+    as a round amount, would otherwise move the front past it and make the query scan the lateness).
     """
 
     def __init__(
@@ -238,22 +241,27 @@ class ExtremeWindow:
     def _beats(self, left: Decimal, right: Decimal) -> bool:
         return left < right if self._prefer_low else left > right
 
+    def _displaces(self, candidates: deque[tuple[int, Decimal]], value: Decimal, earlier: Decimal) -> bool:
+        """Whether a member of `value` makes an earlier candidate of `earlier` redundant: when it beats it, and in the
+        settled deque also when it equals it (the tail keeps the earliest of equal values)."""
+        return self._beats(value, earlier) if candidates is self._tail else not self._beats(earlier, value)
+
     def _push(self, candidates: deque[tuple[int, Decimal]], log: EventLog, index: int) -> None:
         value = self._value_of(log.event_at(index))
         if value is None:
             return
-        while candidates and not self._beats(candidates[-1][1], value):
+        while candidates and self._displaces(candidates, value, candidates[-1][1]):
             candidates.pop()
         candidates.append((log.time_at(index), value))
 
     def _insert_between(self, candidates: deque[tuple[int, Decimal]], event_time_ms: int, value: Decimal) -> None:
-        """Adds an out-of-order member: it is a candidate if it beats the next later one, and then drops the
-        earlier ones it beats."""
+        """Adds an out-of-order member: a candidate unless the next later candidate displaces it; a candidate drops
+        the earlier ones it displaces."""
         later: list[tuple[int, Decimal]] = []
         while candidates and candidates[-1][0] > event_time_ms:
             later.append(candidates.pop())
-        if not later or self._beats(value, later[-1][1]):
-            while candidates and not self._beats(candidates[-1][1], value):
+        if not later or not self._displaces(candidates, later[-1][1], value):
+            while candidates and self._displaces(candidates, value, candidates[-1][1]):
                 candidates.pop()
             candidates.append((event_time_ms, value))
         candidates.extend(reversed(later))
@@ -312,9 +320,10 @@ class ExtremeWindow:
             return WindowAggregate(ZERO, 0, self._scan(log, None, low_ms, lambda time_ms: time_ms > event_time_ms))
         # [t - w, t] = settled deque [M - w, M - L) + scan [t - w, min(M - w, M - L))
         #   + scan [max(t - w, M - L), min(d, t + 1)) + the tail's part [d, t],
-        # d = max(M - w, M - L) being where the tail deque starts. The tail's front is the extreme of [d, M]: when it
-        # lies at or before t it is also the extreme of [d, t], so only a tail whose extreme came after t (rare for
-        # small disorder) is scanned; the other scans span at most M - t.
+        # d = max(M - w, M - L) being where the tail deque starts. The tail's front is the earliest member of [d, M]
+        # with its extreme value: when it lies at or before t it is also the extreme of [d, t], so only a tail whose
+        # extreme value was first reached after t (rare for small disorder) is scanned; the other scans span at most
+        # M - t.
         settled_ms = max_ms - self._lateness_ms
         stop_ms = min(max_ms - self._window_ms, settled_ms)
         tail_start_ms = max(max_ms - self._window_ms, settled_ms)

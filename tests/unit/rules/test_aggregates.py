@@ -153,6 +153,30 @@ def test_disorder_beyond_the_window(inserts: list[tuple[int, str]], expected: tu
             assert result.extreme == D(low if kind is AggregatorKind.MIN else high)
 
 
+@pytest.mark.parametrize("kind", [AggregatorKind.MIN, AggregatorKind.MAX])
+def test_a_repeated_extreme_spares_a_query_behind_the_newest_its_scan(kind: AggregatorKind) -> None:
+    """The extreme's value recurs (a round amount, every 10th event, the newest too) in a tail of 1 000 events; an
+    event 5 ms behind the newest finds its first occurrence in the tail and reads no stored values to answer, where
+    keeping the latest occurrence would scan the lateness."""
+    reads = 0
+
+    def counting(stored: StoredEvent) -> Decimal | None:
+        nonlocal reads
+        reads += 1
+        return value_of(stored)
+
+    window = GroupWindow(("amount",))
+    window.prepare(("amount",), {"r": WindowSpec(("r", kind), kind, 300_000, 60_000, counting)})
+    extreme = D(0) if kind is AggregatorKind.MIN else D(1_000)
+    for i in range(1_000):
+        window.insert(event(10_000 + 50 * i, extreme if i % 10 == 9 else D(500 + i % 7), i))
+    newest = 10_000 + 50 * 999
+    window.insert(event(newest - 5, D(600), 1_000))
+    reads = 0
+    assert window.aggregate("r", newest - 5).extreme == extreme
+    assert reads == 0
+
+
 def test_empty_window_when_nothing_counts() -> None:
     for kind in AggregatorKind:
         window, _ = window_with(kind, 60_000, 0)

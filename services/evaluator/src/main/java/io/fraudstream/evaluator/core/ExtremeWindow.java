@@ -9,8 +9,11 @@ import java.util.function.LongPredicate;
 /**
  * Minimum (or maximum) of member values in the frontier window, by two monotonic deques: {@code settled} covers
  * {@code [M - windowMs, M - latenessMs)} and {@code tail} covers {@code [max(M - windowMs, M - latenessMs), M]},
- * where most out-of-order insertions land. Each deque holds the members that beat every later member, so its front is
- * its extreme. An insertion older than the lateness goes into the settled deque in O(its length), and its query
+ * where most out-of-order insertions land. Each deque holds the members no later member beats, so its front is its
+ * extreme; the settled deque keeps only the latest of equal values, the tail the earliest, so that a query for an
+ * event a little behind the newest finds the tail's front at or before it whenever the extreme's value was reached by
+ * then (a repeated extreme, such as a round amount, would otherwise move the front past it and make the query scan
+ * the lateness). An insertion older than the lateness goes into the settled deque in O(its length), and its query
  * scans the window (the costs are Python's twin's, aggregates.py).
  */
 final class ExtremeWindow implements WindowAggregator {
@@ -53,25 +56,36 @@ final class ExtremeWindow implements WindowAggregator {
     return preferLow ? c < 0 : c > 0;
   }
 
+  /**
+   * Whether a member of {@code value} makes an earlier candidate of {@code earlier} redundant: when it beats it, and
+   * in the settled deque also when it equals it (the tail keeps the earliest of equal values).
+   */
+  private boolean displaces(ArrayDeque<Candidate> candidates, BigDecimal value, BigDecimal earlier) {
+    return candidates == tail ? beats(value, earlier) : !beats(earlier, value);
+  }
+
   private void push(ArrayDeque<Candidate> candidates, EventLog log, long index) {
     BigDecimal value = valueOf.of(log.eventAt(index));
     if (value == null) {
       return;
     }
-    while (!candidates.isEmpty() && !beats(candidates.peekLast().value(), value)) {
+    while (!candidates.isEmpty() && displaces(candidates, value, candidates.peekLast().value())) {
       candidates.pollLast();
     }
     candidates.addLast(new Candidate(log.timeAt(index), value));
   }
 
-  /** Adds an out-of-order member: a candidate if it beats the next later one; it drops the earlier ones it beats. */
+  /**
+   * Adds an out-of-order member: a candidate unless the next later candidate displaces it; a candidate drops the
+   * earlier ones it displaces.
+   */
   private void insertBetween(ArrayDeque<Candidate> candidates, long eventTimeMs, BigDecimal value) {
     List<Candidate> later = new ArrayList<>();
     while (!candidates.isEmpty() && candidates.peekLast().timeMs() > eventTimeMs) {
       later.add(candidates.pollLast());
     }
-    if (later.isEmpty() || beats(value, later.get(later.size() - 1).value())) {
-      while (!candidates.isEmpty() && !beats(candidates.peekLast().value(), value)) {
+    if (later.isEmpty() || !displaces(candidates, later.get(later.size() - 1).value(), value)) {
+      while (!candidates.isEmpty() && displaces(candidates, value, candidates.peekLast().value())) {
         candidates.pollLast();
       }
       candidates.addLast(new Candidate(eventTimeMs, value));
@@ -154,9 +168,9 @@ final class ExtremeWindow implements WindowAggregator {
     }
     // [t - w, t] = settled deque [M - w, M - L) + scan [t - w, min(M - w, M - L))
     //   + scan [max(t - w, M - L), min(d, t + 1)) + the tail's part [d, t],
-    // d = max(M - w, M - L) being where the tail deque starts. The tail's front is the extreme of [d, M]: when it
-    // lies at or before t it is also the extreme of [d, t], so only a tail whose extreme came after t (rare for small
-    // disorder) is scanned; the other scans span at most M - t.
+    // d = max(M - w, M - L) being where the tail deque starts. The tail's front is the earliest member of [d, M] with
+    // its extreme value: when it lies at or before t it is also the extreme of [d, t], so only a tail whose extreme
+    // value was first reached after t (rare for small disorder) is scanned; the other scans span at most M - t.
     long settledMs = maxMs - latenessMs;
     long stopMs = Math.min(maxMs - windowMs, settledMs);
     long tailStartMs = Math.max(maxMs - windowMs, settledMs);

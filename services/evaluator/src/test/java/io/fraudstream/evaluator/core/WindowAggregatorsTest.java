@@ -189,6 +189,37 @@ class WindowAggregatorsTest {
     assertAggregate(expected, restored.aggregate("rule", 11_000), "restored");
   }
 
+  /**
+   * The extreme's value recurs (a round amount, every 10th event, the newest too) in a tail of 1 000 events; an event
+   * 5 ms behind the newest finds its first occurrence in the tail and reads no stored values to answer, where keeping
+   * the latest occurrence would scan the lateness.
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = WindowSpec.Kind.class,
+      names = {"MIN", "MAX"})
+  void aRepeatedExtremeSparesAQueryBehindTheNewestItsScan(WindowSpec.Kind kind) {
+    int[] reads = {0};
+    ValueOf counting =
+        event -> {
+          reads[0]++;
+          return AMOUNT.of(event);
+        };
+    WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
+    GroupWindow window = new GroupWindow(FIELDS);
+    window.prepare(FIELDS, Map.of("rule", new WindowSpec(key, kind, 300_000, 60_000, counting)));
+    BigDecimal extreme = amount(kind == WindowSpec.Kind.MIN ? 0 : 1_000);
+    for (int i = 0; i < 1_000; i++) {
+      BigDecimal value = i % 10 == 9 ? extreme : amount(500 + i % 7);
+      window.insert(10_000 + 50L * i, i, 0, i, 1, Arrays.asList((Object) value));
+    }
+    long newest = 10_000 + 50L * 999;
+    window.insert(newest - 5, 1_000, 0, 1_000, 1, Arrays.asList((Object) amount(600)));
+    reads[0] = 0;
+    assertEquals(0, extreme.compareTo(window.aggregate("rule", newest - 5).extreme()));
+    assertEquals(0, reads[0]);
+  }
+
   @ParameterizedTest
   @EnumSource(WindowSpec.Kind.class)
   void aQueryBeforeAnyInsertionIsRefused(WindowSpec.Kind kind) {
