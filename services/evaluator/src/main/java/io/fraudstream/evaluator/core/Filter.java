@@ -2,19 +2,35 @@ package io.fraudstream.evaluator.core;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
  * {@code field operator value} (port of model.Filter). {@code value} is a scalar (String, BigDecimal, Boolean or
- * null) or, for IN/NOT_IN, an unmodifiable List of scalars.
+ * null) or, for IN/NOT_IN, an unmodifiable List of scalars; {@code numbers} holds what each of them reads as ({@link
+ * Decimals#asNumber}, null where it is no number), one per candidate, derived once by the three-argument constructor.
  *
  * <p>A missing field never matches (not even NOT_EQUAL / NOT_IN). Two values are equal when both read as numbers
  * ({@link Decimals#asNumber}, numeric strings on either side count) and are numerically equal, or both are strings
  * and equal, or both are the same boolean, or both are null. Ordering operators hold only between two numbers.
  */
-public record Filter(String field, FilterOperator operator, Object value) {
+public record Filter(String field, FilterOperator operator, Object value, List<BigDecimal> numbers) {
+
+  /** A filter whose {@code numbers} are read from {@code value}. */
+  public Filter(String field, FilterOperator operator, Object value) {
+    this(field, operator, value, numbersOf(value));
+  }
+
+  private static List<BigDecimal> numbersOf(Object value) {
+    List<?> candidates = value instanceof List<?> items ? items : Collections.singletonList(value);
+    List<BigDecimal> numbers = new ArrayList<>(candidates.size());
+    for (Object candidate : candidates) {
+      numbers.add(Decimals.asNumber(candidate));
+    }
+    return Collections.unmodifiableList(numbers);
+  }
 
   /** Whether a transaction's fields satisfy the filter; a missing field never does. */
   public boolean matches(Map<String, Object> fields) {
@@ -30,21 +46,21 @@ public record Filter(String field, FilterOperator operator, Object value) {
   public boolean matchesValue(Object actual, BigDecimal actualNumber) {
     if (value instanceof List<?> candidates) {
       boolean found = false;
-      for (Object candidate : candidates) {
-        if (scalarsEqual(actual, actualNumber, candidate)) {
+      for (int i = 0; i < candidates.size(); i++) {
+        if (scalarsEqual(actual, actualNumber, candidates.get(i), numbers.get(i))) {
           found = true;
           break;
         }
       }
       return operator == FilterOperator.IN ? found : !found;
     }
+    BigDecimal expectedNumber = numbers.get(0);
     if (operator == FilterOperator.EQUAL) {
-      return scalarsEqual(actual, actualNumber, value);
+      return scalarsEqual(actual, actualNumber, value, expectedNumber);
     }
     if (operator == FilterOperator.NOT_EQUAL) {
-      return !scalarsEqual(actual, actualNumber, value);
+      return !scalarsEqual(actual, actualNumber, value, expectedNumber);
     }
-    BigDecimal expectedNumber = Decimals.asNumber(value);
     if (actualNumber == null || expectedNumber == null) {
       return false;
     }
@@ -58,8 +74,8 @@ public record Filter(String field, FilterOperator operator, Object value) {
     };
   }
 
-  private static boolean scalarsEqual(Object actual, BigDecimal actualNumber, Object expected) {
-    BigDecimal expectedNumber = Decimals.asNumber(expected);
+  private static boolean scalarsEqual(
+      Object actual, BigDecimal actualNumber, Object expected, BigDecimal expectedNumber) {
     if (actualNumber != null && expectedNumber != null) {
       return actualNumber.compareTo(expectedNumber) == 0;
     }

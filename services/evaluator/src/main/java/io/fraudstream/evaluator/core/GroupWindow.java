@@ -70,6 +70,9 @@ public final class GroupWindow implements EventLog {
   private Long floorMs;
   private long nextEventId;
   private final Map<String, Map.Entry<WindowSpec, WindowAggregator>> aggregators = new LinkedHashMap<>();
+  // The arguments of the last prepare (by identity): the engine passes the same ones until a rule changes.
+  private List<String> preparedFieldNames;
+  private Map<String, WindowSpec> preparedSpecs;
   private Map<WindowSpec.Key, Map<Long, Bucket>> restoredBuckets = Map.of();
   private final List<BucketRow> droppedBuckets = new ArrayList<>();
   private List<StoredEvent> journal = new ArrayList<>();
@@ -338,9 +341,13 @@ public final class GroupWindow implements EventLog {
   /**
    * Adopt projection {@code newFieldNames} and keep exactly one up-to-date aggregator per spec (by rule id): an exact
    * one rebuilt from the events when its spec changed, a bucketed one kept (with its buckets) while its key is the
-   * same. Buckets of rules no longer in {@code specs} are dropped.
+   * same. Buckets of rules no longer in {@code specs} are dropped. Preparing again with the same two objects changes
+   * nothing and costs nothing.
    */
   void prepare(List<String> newFieldNames, Map<String, WindowSpec> specs) {
+    if (newFieldNames == preparedFieldNames && specs == preparedSpecs) {
+      return;
+    }
     if (!newFieldNames.equals(fieldNames)) {
       events(); // reads back every paged-out event: all are rewritten
       Map<String, Integer> positions = new HashMap<>();
@@ -399,6 +406,8 @@ public final class GroupWindow implements EventLog {
       }
       restoredBuckets = Map.of();
     }
+    preparedFieldNames = newFieldNames;
+    preparedSpecs = specs;
   }
 
   /** Records every bucket of {@code aggregator}, if it is bucketed, as dropped; true (for removeIf). */
