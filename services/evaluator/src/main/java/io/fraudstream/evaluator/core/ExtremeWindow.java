@@ -135,6 +135,11 @@ final class ExtremeWindow implements WindowAggregator {
     return settledEnd;
   }
 
+  @Override
+  public int heldValues() {
+    return settled.size() + tail.size();
+  }
+
   private BigDecimal best(BigDecimal left, BigDecimal right) {
     if (left == null) {
       return right;

@@ -18,4 +18,13 @@ interface WindowAggregator {
   default long cursor() {
     return -1;
   }
+
+  /**
+   * How many values it holds apart from the events (a MIN/MAX window's deque entries; {@link GroupWindow#heapBytes}
+   * charges each): with values that keep rising for a MIN (falling for a MAX), or recurring within the lateness, up to
+   * one per event.
+   */
+  default int heldValues() {
+    return 0;
+  }
 }

@@ -106,10 +106,7 @@ class GroupWindowTest {
 
   @Test
   void indicesSurviveCompactionOfManyEvictedEvents() {
-    GroupWindow window = new GroupWindow(FIELDS);
-    WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
-    ValueOf amount = event -> event.amounts().get(0);
-    window.prepare(FIELDS, Map.of("sum", new WindowSpec(key, WindowSpec.Kind.SUM_COUNT, 1_000, 0, amount)));
+    GroupWindow window = oneRule("sum", WindowSpec.Kind.SUM_COUNT, 1_000, 0);
     for (long t = 0; t < 2_000; t++) {
       insert(window, t * 10, t, BigDecimal.ONE);
       WindowAggregate aggregate = window.aggregate("sum", t * 10);
@@ -122,12 +119,18 @@ class GroupWindowTest {
     assertEquals(window.size(), window.endIndex() - window.indexAtOrAfter(Long.MIN_VALUE));
   }
 
-  /** A window summing amounts over {@code windowMs} with {@code latenessMs}, its events written to {@code stored}. */
-  private static GroupWindow summing(long windowMs, long latenessMs, Map<Long, StoredEvent> stored, int[] loads) {
+  /** A window with one rule, {@code slot}, aggregating amounts over {@code windowMs} with {@code latenessMs}. */
+  private static GroupWindow oneRule(String slot, WindowSpec.Kind kind, long windowMs, long latenessMs) {
     GroupWindow window = new GroupWindow(FIELDS);
     WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
     ValueOf amount = event -> event.amounts().get(0);
-    window.prepare(FIELDS, Map.of("sum", new WindowSpec(key, WindowSpec.Kind.SUM_COUNT, windowMs, latenessMs, amount)));
+    window.prepare(FIELDS, Map.of(slot, new WindowSpec(key, kind, windowMs, latenessMs, amount)));
+    return window;
+  }
+
+  /** A window summing amounts over {@code windowMs} with {@code latenessMs}, its events written to {@code stored}. */
+  private static GroupWindow summing(long windowMs, long latenessMs, Map<Long, StoredEvent> stored, int[] loads) {
+    GroupWindow window = oneRule("sum", WindowSpec.Kind.SUM_COUNT, windowMs, latenessMs);
     window.attachPager(
         id -> {
           loads[0]++;
@@ -139,6 +142,18 @@ class GroupWindowTest {
   private static void write(GroupWindow window, Map<Long, StoredEvent> stored) {
     window.takeJournal().forEach(event -> stored.put(event.id(), event));
     window.takeEvicted().forEach(stored::remove);
+  }
+
+  @Test
+  void heapBytesChargesEveryValueAMinWindowHolds() {
+    GroupWindow window = oneRule("min", WindowSpec.Kind.MIN, 100_000, 1_000);
+    insert(window, 0, 0, BigDecimal.valueOf(1_000));
+    long one = window.heapBytes();
+    for (int i = 1; i < 100; i++) {
+      insert(window, i * 100L, i, BigDecimal.valueOf(1_000 + i)); // rising: each is the minimum of what follows it
+    }
+    long perEvent = GroupWindow.INDEXED_EVENT_BYTES + GroupWindow.DECODED_EVENT_BYTES + GroupWindow.HELD_VALUE_BYTES;
+    assertEquals(one + 99 * perEvent, window.heapBytes());
   }
 
   @Test
