@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 from decimal import Decimal
+from statistics import NormalDist
 from typing import Any
 
 import pytest
@@ -16,7 +18,7 @@ from bench.rules import (
     rule_manifests,
     with_window_precision,
 )
-from fraudstream_generator.workload import Profile
+from fraudstream_generator.workload import FRAUD_BURST_AMOUNTS, Profile, WorkloadConfig
 from fraudstream_rules.exceptions import InvalidRuleError
 from fraudstream_rules.model import AggregatorFunction, LimitOperator, parse_spec
 
@@ -123,3 +125,67 @@ def test_bench_refuses_options_that_make_no_valid_rules(
         run.main(argv)
     assert exited.value.code == 2
     assert message in capsys.readouterr().err
+
+
+DAY_S = 86_400
+DEFAULT_RATE_TPS = 1_000
+
+
+def _hottest_share(keys: list[str], config: WorkloadConfig) -> float:
+    """The share of all transactions that the busiest group of `keys` receives: rank 0 of each Zipf draw, CRD for
+    paymentType (the commoner type); the draws are independent."""
+
+    def top(n: int) -> float:
+        return 1.0 / sum(1.0 / (k + 1) ** config.zipf_s for k in range(n))
+
+    shares = {"payerId": top(config.payers), "beneficiaryId": top(config.beneficiaries),
+              "paymentType": 1 - config.cash_share}  # fmt: skip
+    return math.prod(shares[key] for key in keys)
+
+
+def _ordinary_amount_per_transaction(filters: list[dict[str, str]], config: WorkloadConfig) -> float:
+    """E[paymentAmount * (the transaction passes `filters`)] for an ordinary (log-normal) payment:
+    E[A; A >= x] = mean * Phi((mu + sigma^2 - ln x) / sigma)."""
+    mu, sigma = math.log(float(config.amount_median)), config.amount_sigma
+    expected = math.exp(mu + sigma**2 / 2)
+    for f in filters:
+        if f["field"] == "paymentAmount":
+            assert f["operator"] == "GREATER_EQUAL"
+            expected *= NormalDist().cdf((mu + sigma**2 - math.log(float(f["value"]))) / sigma)
+        else:
+            assert (f["field"], f["operator"], f["value"]) == ("paymentType", "EQUAL", "CRD")
+    return expected
+
+
+def test_ordinary_traffic_reaches_no_sum_limit_within_a_day_so_alerts_keep_a_steady_rate() -> None:
+    """The default rules alert on the injected bursts, not on the Zipf accounts' own flow: the busiest group of every
+    SUM rule moves less than half its limit in min(window, a day) at 1 000 tx/s. paymentType groups also carry the
+    bursts, which no account group does (each burst uses a fresh payer and beneficiary)."""
+    config = WorkloadConfig()
+    burst_amount_per_transaction = config.fraud_share * float(sum(FRAUD_BURST_AMOUNTS))
+    checked = 0
+    for manifest in rule_manifests(50):
+        spec = manifest["spec"]
+        if spec["aggregatorFunctionType"] != "SUM":
+            continue
+        filters, keys = spec.get("filters", []), spec["groupingKeyNames"]
+        per_transaction = _ordinary_amount_per_transaction(filters, config)
+        if "paymentType" in keys and not any(f["field"] == "paymentAmount" for f in filters):
+            per_transaction += burst_amount_per_transaction
+        horizon_s = min(spec["windowMinutes"] * 60, DAY_S)
+        flow = _hottest_share(keys, config) * DEFAULT_RATE_TPS * horizon_s * per_transaction
+        assert flow < float(spec["limit"]) / 2, manifest["metadata"]["name"]
+        checked += 1
+    assert checked == 10
+
+
+def test_the_pair_sum_still_fires_on_a_burst() -> None:
+    """The pair's SUM counts large payments only, and a burst's three are large enough to cross it."""
+    pair_sums = [parse_spec(m["spec"]) for m in rule_manifests(50)
+                 if m["spec"]["groupingKeyNames"] == ["payerId", "beneficiaryId"]
+                 and m["spec"]["aggregatorFunctionType"] == "SUM"]  # fmt: skip
+    assert len(pair_sums) == 2
+    for spec in pair_sums:
+        [large] = [f for f in spec.filters if f.field == "paymentAmount"]
+        assert all(amount >= large.value for amount in FRAUD_BURST_AMOUNTS)
+        assert sum(FRAUD_BURST_AMOUNTS) > spec.limit
