@@ -24,6 +24,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import threading
@@ -237,6 +238,12 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     p.add_argument("--window-precision-seconds", type=int, help="windowPrecisionSeconds of every rule of >= 1 day")
     p.add_argument("--detector-arg", action="append", default=[], help="extra detector flag (repeatable)")
     p.add_argument("--label", default="", help="free text recorded with the result (e.g. the lever tried)")
+    p.add_argument(
+        "--keep-data",
+        action="store_true",
+        help="keep the stack's stored data (the detector's checkpoint, Kafka's and etcd's data) in the run's scratch "
+        "directory; removed after a successful run by default, while the logs and alerts.csv stay",
+    )
     p.add_argument("--output", type=Path, default=RESULTS / "latest.json", help="result JSON; the plot goes next to it")
     p.add_argument(
         "--kafka-security",
@@ -369,7 +376,17 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     watcher.plot(args.output.with_suffix(".png"), result, measured, start_ms)
     append_markdown(result)
     print(json.dumps(result, indent=2))
+    if not args.keep_data:
+        remove_stored_data(target.stored_data())
     return 0
+
+
+def remove_stored_data(paths: list[Path]) -> None:
+    """Removes a finished run's stored data (LocalTarget.stored_data), saying what went; a failed run keeps it."""
+    for path in paths:
+        shutil.rmtree(path, ignore_errors=True)
+    if paths:
+        print(f"bench: removed the stored data ({', '.join(map(str, paths))}); --keep-data keeps it", flush=True)
 
 
 def agrees(reported_ms: float, measured_ms: float, tolerance: float = 0.2) -> bool:

@@ -60,6 +60,12 @@ class LocalTarget:
     def detector_pid(self) -> int | None:
         return self._detector.pid
 
+    def stored_data(self) -> list[Path]:
+        """What the run stored that only this stack, started again, could read: the detector's checkpoint, Kafka's
+        log segments and etcd's data (gigabytes after a soak). The logs beside them are not among them."""
+        assert self.checkpoint_dir is not None
+        return [self.checkpoint_dir, self._stack.kafka.log_dir, self._stack.kube.etcd_dir]
+
     def generator_env(self) -> dict[str, str]:
         return self._stack.component_env(Component.GENERATOR)
 
@@ -116,6 +122,10 @@ class DeployedTarget:
 
     def stop(self) -> None:
         """Nothing to stop: the release stays as `make k8s-deploy` left it, with the benchmark's rules."""
+
+    def stored_data(self) -> list[Path]:
+        """Nothing: the release's data is the cluster's."""
+        return []
 
     def generator_env(self) -> dict[str, str]:
         return {**os.environ, **self.kafka.as_env(), **self.topics.as_env()}

@@ -180,9 +180,14 @@ class KafkaBroker:
             raise RuntimeError(f"kafka storage format failed:\n{fmt.log_tail()}")
         fmt.stop()
 
+    @property
+    def log_dir(self) -> Path:
+        """Where the broker keeps its topics' log segments (the bulk of its data)."""
+        return self.data_dir / "logs"
+
     def start(self, timeout_s: float = 90) -> KafkaBroker:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        log_dir = self.data_dir / "logs"
+        log_dir = self.log_dir
         props = self.data_dir / "server.properties"
         if self.security is not None:
             self.security.make()

@@ -109,6 +109,7 @@ class KubeControlPlane:
         self.data_dir = data_dir
         self.ports = ports or KubePorts.free()
         self.pki = data_dir / "pki"
+        self.etcd_dir = data_dir / "etcd"
         self.kubeconfig = kubeconfig or data_dir / "kubeconfig"
         self._tokens: dict[str, tuple[str, list[str]]] = {}
         self.admin_token = self.token_for("fraudstream-admin", ["system:masters"])
@@ -207,7 +208,7 @@ class KubeControlPlane:
             "etcd",
             [
                 str(etcd_bin),
-                f"--data-dir={self.data_dir / 'etcd'}",
+                f"--data-dir={self.etcd_dir}",
                 f"--listen-client-urls=http://127.0.0.1:{p.etcd_client}",
                 f"--advertise-client-urls=http://127.0.0.1:{p.etcd_client}",
                 f"--listen-peer-urls=http://127.0.0.1:{p.etcd_peer}",

@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from bench import run
 from bench.run import _security_note
+from bench.targets import LocalTarget
+from fraudstream_localstack.kafka_security import KafkaSecurity
 
 
 @pytest.mark.parametrize(
@@ -24,3 +29,22 @@ def test_a_secured_run_is_marked_in_the_benchmarks_table(result: dict[str, objec
 )  # fmt: skip
 def test_a_deployed_run_and_its_chart_values_are_marked(result: dict[str, object], note: str) -> None:
     assert _security_note(result) == note
+
+
+def test_a_finished_run_removes_the_stacks_stored_data_and_keeps_the_logs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = LocalTarget(tmp_path, tmp_path / "rules", [], KafkaSecurity.PLAINTEXT)
+    stored = target.stored_data()
+    data = tmp_path / "data"
+    assert stored == [tmp_path / "checkpoint", data / "kafka" / "logs", data / "kube" / "etcd"]
+    for path in stored:
+        (path / "inner").mkdir(parents=True)
+        (path / "inner" / "segment").write_bytes(b"x" * 1024)
+    logs = [tmp_path / "data" / "kafka" / "kafka.log", tmp_path / "detector.log", tmp_path / "alerts.csv"]
+    for log in logs:
+        log.write_text("kept\n")
+    run.remove_stored_data(stored)
+    assert not any(path.exists() for path in stored)
+    assert all(log.read_text() == "kept\n" for log in logs)
+    assert "--keep-data keeps it" in capsys.readouterr().out
