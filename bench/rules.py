@@ -5,6 +5,10 @@
   rules would: an alert for a few percent of transactions at most, not for every one, and at a steady rate. No
   group's ordinary traffic (the Zipf accounts, not the bursts) reaches a SUM limit within a day at 1 000 tx/s, so a
   soak's alert rate does not climb as its long windows fill (tests/unit/bench/test_rules.py holds the arithmetic).
+  The one exception is deliberate: the payer's 5-minute SUM counts only payments above 2 000 (about 1% of ordinary
+  ones) and alerts on each, a stream of alerts from ordinary traffic, steady and spread in time, without which the
+  soak's stall measure (a silence in alert output while a transaction waits) would see a transition only where it
+  met a burst.
 - `flink-demo`: the six rules of the Flink fraud-detection demo, for the generator's flink-demo transactions.
 
 `with_window_precision` gives every rule of a day or more `windowPrecisionSeconds` (CONTRACT section 4).
@@ -32,9 +36,8 @@ KEY_GROUPS = (
     ["payerId", "paymentType"],
 )
 # (aggregate, field, operator, limit) for account-level key groups: each trips on the fraud bursts
-# (three payments of 60 000-90 000 to a fresh beneficiary). The pair's SUM counts large payments only
-# (LARGE_PAYMENT): Zipf payers and beneficiaries drawn independently make the hottest pairs move 200 000 in under a
-# minute, so an unfiltered pair SUM would fire on each of their payments.
+# (three payments of 60 000-90 000 to a fresh beneficiary). SUM's limit and filters depend on the key group
+# (SUM_BY_KEYS).
 KINDS: tuple[tuple[str, str | None, str, str], ...] = (
     ("SUM", "paymentAmount", "GREATER", "200000"),
     ("MAX", "paymentAmount", "GREATER_EQUAL", "60000"),
@@ -45,8 +48,19 @@ KINDS: tuple[tuple[str, str | None, str, str], ...] = (
 # paymentType has two values, so each of its groups sees a third or more of all traffic (and of the bursts): limits
 # scale with that.
 PAYMENT_TYPE_LIMITS = {"SUM": "100000000000", "MAX": "250000", "COUNT": "10000000", "AVG": "20000", "MIN": "60000"}
-HOT_ACCOUNT_SUM_LIMIT = "10000000000"
 LARGE_PAYMENT = {"field": "paymentAmount", "operator": "GREATER_EQUAL", "value": "50000"}
+ABOVE_2000 = {"field": "paymentAmount", "operator": "GREATER", "value": "2000"}
+# The SUM rules of the account-level key groups: (limit, filters). Zipf makes the busiest payers and beneficiaries
+# move billions a day, so their SUM limits are far above that. The pair's SUM counts large payments only and is
+# burst-sized: Zipf payers and beneficiaries drawn independently make the hottest pairs move 200 000 in under a
+# minute, so an unfiltered pair SUM would fire on each of their payments. The payer's counts payments above 2 000
+# only, each of which then alerts by itself.
+SUM_BY_KEYS: dict[tuple[str, ...], tuple[str, list[dict[str, str]]]] = {
+    ("payerId",): ("2000", [ABOVE_2000]),
+    ("beneficiaryId",): ("10000000000", []),
+    ("payerId", "beneficiaryId"): ("200000", [LARGE_PAYMENT]),
+    ("payerId", "paymentType"): ("10000000000", []),
+}
 WINDOWS_MIN = (5, 60, 1440, 10080, 43200)
 
 
@@ -79,13 +93,12 @@ def rule_manifests(count: int, namespace: str = "default") -> list[dict[str, Any
     for i in range(count):
         (agg, field, op, limit), keys = next(combos)
         spec = _spec(keys, agg, field, op, limit, WINDOWS_MIN[i % len(WINDOWS_MIN)])
-        if "paymentType" in keys and keys != ["payerId", "paymentType"]:
+        filters = [LARGE_PAYMENT] if agg == "COUNT" else []
+        if keys == ["paymentType"]:
             spec["limit"] = PAYMENT_TYPE_LIMITS[agg]
-        elif agg == "SUM" and keys != ["payerId", "beneficiaryId"]:
-            # Zipf makes the busiest payers and beneficiaries move billions a day: a burst-sized SUM limit would
-            # fire on every one of their payments. Only the pair's sum of large payments is burst-sized.
-            spec["limit"] = HOT_ACCOUNT_SUM_LIMIT
-        filters = [LARGE_PAYMENT] if agg == "COUNT" or (agg == "SUM" and keys == ["payerId", "beneficiaryId"]) else []
+        elif agg == "SUM":
+            spec["limit"], sum_filters = SUM_BY_KEYS[tuple(keys)]
+            filters = list(sum_filters)
         if i % 7 == 3:
             filters.append({"field": "paymentType", "operator": "EQUAL", "value": "CRD"})
         if filters:
