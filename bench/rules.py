@@ -37,9 +37,10 @@ KEY_GROUPS = (
 )
 # (aggregate, field, operator, limit) for account-level key groups: each trips on the fraud bursts
 # (three payments of 60 000-90 000 to a fresh beneficiary). SUM's limit and filters depend on the key group
-# (SUM_BY_KEYS).
+# (SUM_BY_KEYS); its burst-sized limit here is the pair's.
+BURST_SUM_LIMIT = "200000"
 KINDS: tuple[tuple[str, str | None, str, str], ...] = (
-    ("SUM", "paymentAmount", "GREATER", "200000"),
+    ("SUM", "paymentAmount", "GREATER", BURST_SUM_LIMIT),
     ("MAX", "paymentAmount", "GREATER_EQUAL", "60000"),
     ("COUNT", None, "GREATER_EQUAL", "3"),
     ("AVG", "paymentAmount", "GREATER", "20000"),
@@ -58,7 +59,7 @@ ABOVE_2000 = {"field": "paymentAmount", "operator": "GREATER", "value": "2000"}
 SUM_BY_KEYS: dict[tuple[str, ...], tuple[str, list[dict[str, str]]]] = {
     ("payerId",): ("2000", [ABOVE_2000]),
     ("beneficiaryId",): ("10000000000", []),
-    ("payerId", "beneficiaryId"): ("200000", [LARGE_PAYMENT]),
+    ("payerId", "beneficiaryId"): (BURST_SUM_LIMIT, [LARGE_PAYMENT]),
     ("payerId", "paymentType"): ("10000000000", []),
 }
 WINDOWS_MIN = (5, 60, 1440, 10080, 43200)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 from decimal import Decimal
 from statistics import NormalDist
@@ -131,14 +132,17 @@ DAY_S = 86_400
 DEFAULT_RATE_TPS = 1_000
 
 
+@functools.cache
+def _zipf_top_share(n: int, s: float) -> float:
+    """P(rank 0) of a Zipf law over n ranks with exponent s (as fraudstream_generator.workload.ZipfSampler draws)."""
+    return 1.0 / sum(1.0 / (k + 1) ** s for k in range(n))
+
+
 def _hottest_share(keys: list[str], config: WorkloadConfig) -> float:
     """The share of all transactions that the busiest group of `keys` receives: rank 0 of each Zipf draw, CRD for
     paymentType (the commoner type); the draws are independent."""
-
-    def top(n: int) -> float:
-        return 1.0 / sum(1.0 / (k + 1) ** config.zipf_s for k in range(n))
-
-    shares = {"payerId": top(config.payers), "beneficiaryId": top(config.beneficiaries),
+    shares = {"payerId": _zipf_top_share(config.payers, config.zipf_s),
+              "beneficiaryId": _zipf_top_share(config.beneficiaries, config.zipf_s),
               "paymentType": 1 - config.cash_share}  # fmt: skip
     return math.prod(shares[key] for key in keys)
 
