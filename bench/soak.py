@@ -12,7 +12,9 @@ Runs `bench.run` (same stack, rules, workload and latency measurement; every mak
   `<checkpoint>/commits/<batch>`, gathered at every sample, as Spark keeps only the last few), with its stall and,
   from the progress lines of the detector's log, what the parts Spark times cost: the ending batch's state commit
   (its stateful operators' commit times, and RocksDB's own commit phases summed over them) and offsets commit, and
-  the next batch's start (latest offsets, write-ahead log, planning).
+  the next batch's start (latest offsets, write-ahead log, planning); and from the stateful tasks' timeline lines
+  (`task timeline:`, one per task of the evaluator's stages) how the stall divides between the tasks stopping, the
+  next ones starting and the rules catch-up (`tasks_ms`, see `task_costs`).
 - The stall of a transition at T: output is silent while input waits when an alert's transaction is already on the
   transactions topic and no alert at all comes out. For alerts in the order received, alert i ends a silence that
   began at max(received time of alert i-1, Kafka timestamp of alert i's transaction). A transition's stall is the
@@ -99,6 +101,7 @@ class Transition:
     state_commit_ms: float | None = None
     rocksdb_commit_ms: dict[str, float] | None = None
     spark_ms: dict[str, float] | None = None
+    tasks_ms: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -118,8 +121,87 @@ _BATCH_PROGRESS = re.compile(
 )
 # RocksDB's commit phases among the operators' custom metrics.
 _ROCKSDB_COMMIT = re.compile(r"^rocksdb(Commit\w*Latency\w*|ChangeLogWriterCommitLatencyMs|SaveZipFilesLatencyMs)$")
+# The evaluator's TaskTimeline lines: "task timeline: operator=evaluate batch=3 partition=1 started=<epoch ms>
+# firstRecord=<ms or -> rulesCaughtUp=<ms or -> lastRecord=<ms or -> closed=<ms or -> records=<n>", logged once a
+# task runs (closed=-) and again when it closes.
+_TASK_TIMELINE = re.compile(
+    r"task timeline: operator=(?P<operator>\w+) batch=(?P<batch>\d+) partition=(?P<partition>\d+) "
+    r"started=(?P<started>\d+) firstRecord=(?P<first>\d+|-) rulesCaughtUp=(?P<caught_up>\d+|-) "
+    r"lastRecord=(?P<last>\d+|-) closed=(?P<closed>\d+|-) records=(?P<records>\d+)$"
+)
 _ENDING_PHASES = ("commitOffsets",)
 _STARTING_PHASES = ("latestOffset", "walCommit", "queryPlanning", "getBatch")
+
+
+@dataclass(frozen=True)
+class TaskSpan:
+    """One task of a stateful stage as its last timeline line tells it (epoch ms; None: it did not happen, or not
+    yet): initialized (`started_ms`, its state loaded), first and last call with records, rules caught up (the
+    evaluator only), closed (after its state commit; None while it runs)."""
+
+    operator: str
+    batch: int
+    partition: int
+    started_ms: int
+    first_record_ms: int | None
+    rules_caught_up_ms: int | None
+    last_record_ms: int | None
+    closed_ms: int | None
+    records: int
+
+
+def parse_task_timelines(text: str) -> list[TaskSpan]:
+    """Every task of a detector log's timeline lines, as its last line tells it, in the order of their first lines;
+    other lines are skipped."""
+
+    def ms(value: str) -> int | None:
+        return None if value == "-" else int(value)
+
+    spans: dict[tuple[str, int, int], TaskSpan] = {}
+    for line in text.splitlines():
+        m = _TASK_TIMELINE.search(line.rstrip())
+        if m:
+            task = (m["operator"], int(m["batch"]), int(m["partition"]))
+            spans[task] = TaskSpan(
+                *task, int(m["started"]), ms(m["first"]), ms(m["caught_up"]), ms(m["last"]), ms(m["closed"]),
+                int(m["records"]),
+            )  # fmt: skip
+    return list(spans.values())
+
+
+def task_costs(batch: int, spans: Sequence[TaskSpan]) -> dict[str, float]:
+    """How the transition after `batch` divides, as the stateful tasks saw it (ms; each stage is back when its last
+    task is, so every time is the latest over the stage's tasks; a part whose times are missing is left out):
+    - `evaluate_last_record_to_closed`: from the evaluator's last record of `batch` to the end of its last task (the
+      input's end reaching it, and its state commit);
+    - `report_closed_after_evaluate`: how much later the report stage's last task ended (its commit after its input);
+    - `closed_to_next_started`: from the last task of `batch` ending to the evaluator's last task of the next batch
+      initialized (Spark's offsets commit and planning, task scheduling, the state store's load);
+    - `started_to_first_record`: from there to its first record (the sources and the shuffle starting);
+    - `rules_catch_up`: from there to the rules caught up (the barrier);
+    - `evaluate_gap`: from the evaluator's last record of `batch` to its rules caught up in the next, the whole pause.
+    """
+
+    def latest(operator: str, of_batch: int, field: str) -> int | None:
+        times = [getattr(s, field) for s in spans if s.operator == operator and s.batch == of_batch]
+        return None if not times or None in times else max(times)
+
+    last_record = latest("evaluate", batch, "last_record_ms")
+    evaluate_closed = latest("evaluate", batch, "closed_ms")
+    report_closed = latest("report", batch, "closed_ms")
+    ended = max((t for t in (evaluate_closed, report_closed) if t is not None), default=None)
+    started = latest("evaluate", batch + 1, "started_ms")
+    first_record = latest("evaluate", batch + 1, "first_record_ms")
+    caught_up = latest("evaluate", batch + 1, "rules_caught_up_ms")
+    parts = {
+        "evaluate_last_record_to_closed": (last_record, evaluate_closed),
+        "report_closed_after_evaluate": (evaluate_closed, report_closed),
+        "closed_to_next_started": (ended, started),
+        "started_to_first_record": (started, first_record),
+        "rules_catch_up": (first_record, caught_up),
+        "evaluate_gap": (last_record, caught_up),
+    }
+    return {name: float(to - begin) for name, (begin, to) in parts.items() if begin is not None and to is not None}
 
 
 def parse_gc_log(text: str) -> list[GcPause]:
@@ -153,8 +235,14 @@ def parse_batch_progress(text: str) -> dict[int, BatchProgress]:
     return batches
 
 
-def with_costs(transition: Transition, progress: dict[int, BatchProgress]) -> Transition:
-    """`transition` with the costs Spark timed (Transition's fields) from the progress of its batch and the next."""
+def with_costs(
+    transition: Transition, progress: dict[int, BatchProgress], spans: Sequence[TaskSpan] = ()
+) -> Transition:
+    """`transition` with the costs Spark timed (Transition's fields) from the progress of its batch and the next, and
+    with the parts its stateful tasks saw (`task_costs`) from their timeline `spans`."""
+    tasks = task_costs(transition.batch, spans)
+    if tasks:
+        transition = replace(transition, tasks_ms=tasks)
     ending, starting = progress.get(transition.batch), progress.get(transition.batch + 1)
     if ending is None:
         return transition
@@ -357,9 +445,11 @@ class Soak:
         gcs = parse_gc_log(self.gc_log.read_text()) if self.gc_log and self.gc_log.exists() else []
         latencies = sorted(s.latency_ms for s in window)
         log = self.detector_log
-        progress = parse_batch_progress(log.read_text(errors="replace")) if log and log.exists() else {}
+        text = log.read_text(errors="replace") if log and log.exists() else ""
+        progress, spans = parse_batch_progress(text), parse_task_timelines(text)
         transitions = [
-            with_costs(t, progress) for t in transition_stalls(window, self.commits, start_ms, end_ms, self.reach_ms)
+            with_costs(t, progress, spans)
+            for t in transition_stalls(window, self.commits, start_ms, end_ms, self.reach_ms)
         ]
         stalls = [t.stall_ms for t in transitions if t.stall_ms is not None]
         return {

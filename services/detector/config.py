@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,9 +19,23 @@ REMOVED_SETTINGS = {
     "DETECTOR_TRIGGER": "Real-time Mode checkpoints every DETECTOR_CHECKPOINT_INTERVAL",
     "DETECTOR_MAX_OFFSETS_PER_TRIGGER": "Real-time Mode reads each record as it arrives, in no batches",
 }
+# A Real-time Mode batch duration as the detector accepts it (the chart's values.schema.json has the same pattern):
+# Spark refuses anything it cannot read as an interval, but only once the query starts, with a stack trace.
+CHECKPOINT_INTERVAL = re.compile(r"^[1-9][0-9]* (millisecond|second|minute|hour)s?$")
 # Real-time Mode runs every stage at once: a slot per transactions partition, the rules partition, each bucket and
 # each report partition.
 DEFAULT_MASTER = "local[8]"
+
+
+def checkpoint_interval(value: str) -> str:
+    """`value` if it is a positive whole number of milliseconds, seconds, minutes or hours ("5 minutes"); else an
+    argparse error that says so."""
+    if not CHECKPOINT_INTERVAL.match(value):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not an interval: a positive whole number and a unit, e.g. '30 seconds' or '5 minutes' "
+            "(units: millisecond, second, minute, hour, singular or plural)"
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -67,7 +82,7 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         prog="fraudstream_detector", description="fraudstream Spark detector", allow_abbrev=False
     )
 
-    def opt(flag: str, var: str, default: str, help_: str, type: type = str) -> None:
+    def opt(flag: str, var: str, default: str, help_: str, type: Callable[[str], object] = str) -> None:
         p.add_argument(flag, default=env.get(var, default), type=type, help=f"{help_} (env {var}, default {default!r})")
 
     opt("--checkpoint-dir", "DETECTOR_CHECKPOINT_DIR", ".local/checkpoints/detector", "checkpoint location")
@@ -116,6 +131,7 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         "DETECTOR_CHECKPOINT_INTERVAL",
         "5 minutes",
         "how often Real-time Mode checkpoints progress and state",
+        checkpoint_interval,
     )
     opt(
         "--driver-memory",

@@ -140,6 +140,59 @@ def test_transition_costs_come_from_the_progress_of_its_batch_and_the_next() -> 
     assert soak.with_costs(Transition(9, 1.0, None), progress) == Transition(9, 1.0, None)
 
 
+def timeline(operator: str, batch: int, partition: int, *times: int | None, records: int = 10) -> str:
+    """A TaskTimeline line: started, firstRecord, rulesCaughtUp, lastRecord, closed (None: -)."""
+    started, first, caught_up, last, closed = ("-" if t is None else str(t) for t in times)
+    return (
+        f"26/11/26 17:58:19 INFO TaskTimeline: task timeline: operator={operator} batch={batch} partition={partition} "
+        f"started={started} firstRecord={first} rulesCaughtUp={caught_up} lastRecord={last} closed={closed} "
+        f"records={records}"
+    )
+
+
+TIMELINE_LOG = "\n".join(
+    [
+        timeline("evaluate", 3, 0, 1_000, 1_100, 1_100, 301_000, 301_400),
+        timeline("evaluate", 3, 1, 1_000, 1_100, 1_150, 301_050, 301_600),
+        timeline("report", 3, 2, 1_000, 1_200, None, 301_100, 302_000),
+        timeline("report", 3, 3, 1_000, 1_200, None, 301_100, 301_900),
+        "26/11/26 17:58:19 INFO BucketState: sweep of /tmp/x#1: read 213337 groups",
+        timeline("evaluate", 4, 0, 302_300, 302_700, 302_900, 302_900, None, records=3),
+        timeline("evaluate", 4, 0, 302_300, 302_700, 302_900, 600_000, 600_500),
+        timeline("evaluate", 4, 1, 302_250, 302_800, 302_800, 600_000, 600_500),
+        timeline("evaluate", 5, 0, 601_000, None, None, None, None, records=0),
+    ]
+)
+
+
+def test_task_timelines_are_read_from_the_detector_log() -> None:
+    spans = soak.parse_task_timelines(TIMELINE_LOG)
+    assert len(spans) == 7, "other lines are skipped, and a task's last line tells it"
+    assert spans[2] == soak.TaskSpan("report", 3, 2, 1_000, 1_200, None, 301_100, 302_000, 10)
+    assert spans[4] == soak.TaskSpan("evaluate", 4, 0, 302_300, 302_700, 302_900, 600_000, 600_500, 10)
+    assert spans[-1] == soak.TaskSpan("evaluate", 5, 0, 601_000, None, None, None, None, 0), "still running"
+
+
+def test_a_transition_divides_into_the_parts_its_stateful_tasks_saw() -> None:
+    spans = soak.parse_task_timelines(TIMELINE_LOG)
+    assert soak.task_costs(3, spans) == {
+        "evaluate_last_record_to_closed": 301_600.0 - 301_050,
+        "report_closed_after_evaluate": 302_000.0 - 301_600,
+        "closed_to_next_started": 302_300.0 - 302_000,
+        "started_to_first_record": 302_800.0 - 302_300,
+        "rules_catch_up": 302_900.0 - 302_800,
+        "evaluate_gap": 302_900.0 - 301_050,
+    }
+    # Batch 4 has no report task logged and batch 5's running task has no record yet: only what is known is reported.
+    assert soak.task_costs(4, spans) == {
+        "evaluate_last_record_to_closed": 500.0,
+        "closed_to_next_started": 601_000.0 - 600_500,
+    }
+    assert soak.task_costs(9, spans) == {}
+    got = soak.with_costs(Transition(3, 12.0, 2_400.0), {}, spans)
+    assert got.tasks_ms == soak.task_costs(3, spans) and got.state_commit_ms is None
+
+
 def test_commit_times_and_the_size_of_the_state_come_from_the_checkpoint_location(tmp_path: Path) -> None:
     assert soak.commit_times(tmp_path) == [] and soak.tree_bytes(tmp_path / "absent") == 0
     (tmp_path / "commits").mkdir()
@@ -181,7 +234,7 @@ def test_the_soak_report_adds_the_contract_keys(tmp_path: Path) -> None:
     ]  # fmt: skip
     assert report["transitions"] == [
         {"batch": 3, "at_s": 30.0, "stall_ms": 20.0, "state_commit_ms": None, "rocksdb_commit_ms": None,
-         "spark_ms": None}
+         "spark_ms": None, "tasks_ms": None}
     ]  # fmt: skip
     result: dict[str, Any] = {"rate_tps": 10.0, "duration_s": 60.0, **report}
     watcher.plot(
@@ -221,12 +274,13 @@ def test_soak_options_reach_bench_run_after_its_defaults(
 def test_the_soak_report_splits_each_transition_with_the_detectors_progress_log(tmp_path: Path) -> None:
     watcher = soak.Soak()
     watcher.detector_log = tmp_path / "detector.log"
-    watcher.detector_log.write_text(PROGRESS_LOG)
+    watcher.detector_log.write_text(PROGRESS_LOG + "\n" + TIMELINE_LOG)
     watcher.commits = [(3, T0 + 30_000)]
     report = watcher.report(steady(60), T0, T0 + 60_000)
     (transition,) = report["transitions"]
     assert transition["state_commit_ms"] == 1_522.0
     assert transition["spark_ms"]["queryPlanning"] == 310.0
+    assert transition["tasks_ms"]["evaluate_gap"] == 1_850.0
 
 
 def test_the_soak_keeps_every_commit_it_saw_though_spark_deletes_the_old_ones(

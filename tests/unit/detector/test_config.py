@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from fraudstream_detector.config import parse_config
+from fraudstream_detector.config import CHECKPOINT_INTERVAL, parse_config
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_defaults_work_locally() -> None:
@@ -66,6 +69,8 @@ def test_the_state_cache_defaults_to_a_share_of_the_heap_unless_sized() -> None:
         (["--lateness-ms", "-5"], "--lateness-ms must be >= 0"),
         (["--reorder-wait-ms", "-1"], "--reorder-wait-ms must be >= 0"),
         (["--state-cache-mb", "-1"], "--state-cache-mb must be >= 0"),
+        (["--checkpoint-interval", "60s"], "argument --checkpoint-interval: '60s' is not an interval"),
+        (["--checkpoint-interval", "0 seconds"], "'0 seconds' is not an interval: a positive whole number and a unit"),
     ],
 )
 def test_settings_that_cannot_apply_are_refused_with_a_message(
@@ -83,6 +88,14 @@ def test_a_setting_of_the_retired_python_evaluator_is_refused_from_the_environme
     with pytest.raises(SystemExit):
         parse_config([], env={var: "jvm"})
     assert f"{var} is no longer read (" in capsys.readouterr().err
+
+
+def test_the_checkpoint_interval_is_a_spark_interval_as_the_chart_allows_it() -> None:
+    assert parse_config(["--checkpoint-interval", "1 minute"], env={}).checkpoint_interval == "1 minute"
+    assert parse_config([], {"DETECTOR_CHECKPOINT_INTERVAL": "30 seconds"}).checkpoint_interval == "30 seconds"
+    schema = json.loads((REPO / "charts/fraudstream/values.schema.json").read_text())
+    chart = schema["properties"]["detector"]["properties"]["checkpointInterval"]["pattern"]
+    assert chart == CHECKPOINT_INTERVAL.pattern, "the chart refuses what the detector refuses"
 
 
 def test_metrics_bind_to_a_chosen_address_and_consumer_groups_share_one_prefix() -> None:

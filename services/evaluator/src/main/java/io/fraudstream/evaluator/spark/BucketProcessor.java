@@ -86,6 +86,7 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
   private transient Map<Integer, RulesCatchUp> catchUps;
   private transient Map<Integer, HeldRecords> reorders;
   private transient Map<Integer, Long> timers;
+  private transient TaskTimeline timeline;
 
   /**
    * {@code instance} names the detector (its checkpoint location): caches and metrics are kept per instance;
@@ -123,6 +124,17 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
     catchUps = new HashMap<>();
     reorders = new HashMap<>();
     timers = new HashMap<>();
+    timeline = new TaskTimeline("evaluate", true, clock.millis());
+  }
+
+  @Override
+  public void close() {
+    timeline.close(clock.millis());
+  }
+
+  /** This task's timeline so far. */
+  TaskTimeline timeline() {
+    return timeline;
   }
 
   @Override
@@ -136,6 +148,7 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
       received.sort(InputRecord::compare);
     }
     long nowMs = clock.millis();
+    timeline.received(received.size(), nowMs);
     HeldRecords reordering = settings.reorderWaitMs() > 0 ? reordering(bucket, nowMs) : null;
     RulesCatchUp catchUp =
         catchUps.computeIfAbsent(
@@ -148,6 +161,9 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
                     nowMs,
                     rulesTopic.catchUpTimeoutMs()));
     List<InputRecord> admitted = catchUp.admit(received, nowMs);
+    if (!catchUp.holding()) {
+      timeline.caughtUp(nowMs);
+    }
     if (reordering != null) {
       admitted = reordering.offer(admitted, nowMs);
     }

@@ -70,6 +70,11 @@ final class RulesCatchUp {
     }
   }
 
+  /** Whether records are held: the barrier is up. */
+  boolean holding() {
+    return held != null;
+  }
+
   /** The later of two offsets, either of which may be null (none). */
   static Long later(Long a, Long b) {
     return a == null ? b : b == null ? a : Long.valueOf(Math.max(a, b));

@@ -34,6 +34,7 @@ final class TransactionReports extends StatefulProcessor<String, Row, Row> {
   private final String instance;
   private transient ValueState<Integer> reported;
   private transient EvaluatorMetrics metrics;
+  private transient TaskTimeline timeline;
 
   /** {@code instance} names the detector whose metrics the counts go to. */
   TransactionReports(String instance) {
@@ -44,13 +45,21 @@ final class TransactionReports extends StatefulProcessor<String, Row, Row> {
   public void init(OutputMode outputMode, TimeMode timeMode) {
     reported = getHandle().getValueState("reported", Encoders.INT(), new TTLConfig(MEMORY));
     metrics = EvaluatorMetrics.of(instance);
+    timeline = new TaskTimeline("report", false, System.currentTimeMillis());
+  }
+
+  @Override
+  public void close() {
+    timeline.close(System.currentTimeMillis());
   }
 
   @Override
   public Iterator<Row> handleInputRows(String key, Iterator<Row> rows, TimerValues timerValues) {
     List<Row> out = new ArrayList<>();
+    int received = 0;
     while (rows.hasNext()) {
       Row row = rows.next();
+      received++;
       OutputRow part = OutputRow.of(row);
       switch (part.kind()) {
         case ALERT, DLQ -> out.add(part.toRow());
@@ -67,6 +76,7 @@ final class TransactionReports extends StatefulProcessor<String, Row, Row> {
         }
       }
     }
+    timeline.received(received, System.currentTimeMillis());
     return CollectionConverters.asScala(out.iterator());
   }
 

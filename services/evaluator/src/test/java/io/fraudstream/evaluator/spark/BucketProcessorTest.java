@@ -200,6 +200,22 @@ class BucketProcessorTest {
   }
 
   @Test
+  void theTaskTimelineNotesWhenRecordsCameAndWhenTheRulesWereCaughtUp() {
+    BucketProcessor processor = processor(1, 0, Map.of(0, 1L), 60_000);
+    Tester<Long> tester = tester(processor);
+    clock.set(NOW + 100);
+    tester.test(key(0), rows(0, tx(0, 0, T0, "x")));
+    clock.set(NOW + 250);
+    tester.test(key(0), rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 1))));
+    clock.set(NOW + 400);
+    tester.test(key(0), rows(0, tx(0, 1, T0 + 1, "y")));
+    assertEquals(
+        "task timeline: operator=evaluate batch=3 partition=0 started=%d firstRecord=%d rulesCaughtUp=%d lastRecord=%d closed=%d records=3"
+            .formatted(NOW, NOW + 100, NOW + 250, NOW + 400, NOW + 500),
+        processor.timeline().line("3", 0, NOW + 500));
+  }
+
+  @Test
   void aTaskDoesNotWaitForRulesItsBucketAppliedBefore() throws JsonValueException {
     Map<Integer, Long> ends = Map.of(0, 1L);
     Tester<Long> first = tester(processor(1, 0, ends, 60_000));

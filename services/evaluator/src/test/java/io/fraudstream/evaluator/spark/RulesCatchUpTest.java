@@ -3,6 +3,8 @@ package io.fraudstream.evaluator.spark;
 import static io.fraudstream.evaluator.spark.Records.rule;
 import static io.fraudstream.evaluator.spark.Records.tx;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Map;
@@ -30,6 +32,7 @@ class RulesCatchUpTest {
   void nothingIsHeldWhenEveryPartitionWasAppliedUpToItsEndOrIsEmpty() {
     RulesCatchUp catchUp = new RulesCatchUp(Map.of(0, 3L, 1, 0L), p -> p == 0 ? 2L : null, stash, NOW, TIMEOUT_MS);
     List<InputRecord> records = List.of(transaction(0, 5));
+    assertFalse(catchUp.holding());
     assertEquals(records, catchUp.admit(records, NOW));
   }
 
@@ -42,9 +45,11 @@ class RulesCatchUpTest {
     assertEquals(List.of(), catchUp.admit(List.of(rule1), NOW), "partition 0 is still awaited");
     InputRecord rule0 = ruleAt(0, 1, 10);
     assertEquals(List.of(), catchUp.admit(List.of(rule0), NOW), "its last record is at offset 2");
+    assertTrue(catchUp.holding());
     InputRecord last0 = ruleAt(0, 2, 30);
     InputRecord second = transaction(1, 5);
     assertEquals(List.of(second, rule0, rule1, last0, first), catchUp.admit(List.of(last0, second), NOW + 1));
+    assertFalse(catchUp.holding());
     InputRecord third = transaction(2, 60);
     assertEquals(List.of(third), catchUp.admit(List.of(third), NOW + 2), "later records pass straight through");
   }
