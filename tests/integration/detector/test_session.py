@@ -1,0 +1,40 @@
+"""The detector's SparkSession writes its checkpoints through Hadoop's local file system without forked commands
+(session.LOCAL_FILE_SYSTEM): each of Hadoop's two APIs resolves the file: scheme to the evaluator jar's classes, in the
+JVM that runs the query. What the classes do is the JVM's ForklessLocalFileSystemTest; what they save, BENCHMARKS.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fraudstream_detector.session import LOCAL_FILE_SYSTEM
+
+pytestmark = pytest.mark.integration
+
+
+def test_both_hadoop_apis_resolve_the_file_scheme_to_the_forkless_file_system(spark: Any, tmp_path: Path) -> None:
+    jvm = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    uri = jvm.java.net.URI(tmp_path.as_uri())
+    file_context = jvm.org.apache.hadoop.fs.FileContext.getFileContext(uri, conf).getDefaultFileSystem()
+    file_system = jvm.org.apache.hadoop.fs.FileSystem.get(uri, conf)
+    assert file_context.getClass().getName() == LOCAL_FILE_SYSTEM["spark.hadoop.fs.AbstractFileSystem.file.impl"]
+    assert file_system.getClass().getName() == LOCAL_FILE_SYSTEM["spark.hadoop.fs.file.impl"]
+    assert file_system.getRaw().getClass().getName() == "io.fraudstream.evaluator.hadoop.ForklessRawLocalFileSystem"
+
+
+def test_a_checkpoint_file_written_through_it_reads_back_with_its_checksum(spark: Any, tmp_path: Path) -> None:
+    jvm = spark._jvm
+    checkpointing = jvm.org.apache.spark.sql.execution.streaming.checkpointing
+    manager = getattr(getattr(checkpointing, "CheckpointFileManager$"), "MODULE$").create(
+        jvm.org.apache.hadoop.fs.Path(tmp_path.as_uri()), spark._jsc.hadoopConfiguration()
+    )
+    target = jvm.org.apache.hadoop.fs.Path(f"{tmp_path.as_uri()}/0")
+    out = manager.createAtomic(target, True)
+    out.write(bytearray(b"v1\n{}"))
+    out.close()
+    assert (tmp_path / "0").read_bytes() == b"v1\n{}"
+    assert (tmp_path / ".0.crc").is_file()
+    assert oct((tmp_path / "0").stat().st_mode & 0o777) == oct(0o644)
