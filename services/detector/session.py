@@ -31,7 +31,7 @@ CHECKPOINT_DEFAULTS = {
     "spark.sql.streaming.stateStore.rocksdb.writeBufferSizeMB": "8",
 }
 # Hadoop's local file system without forked commands (io.fraudstream.evaluator.hadoop, in the evaluator jar): without
-# Hadoop's native library, which neither pyspark nor Spark's images ship, each checkpoint file (offsets, commits, state
+# Hadoop's native library, which pyspark does not ship, each checkpoint file (offsets, commits, state
 # changelogs) cost ten `chmod`/`readlink` processes and ~50 ms, ~3 ms without them. Both of Hadoop's APIs, FileSystem
 # and FileContext (Spark's checkpoint file manager), for the file: scheme; Hadoop resolves the scheme before Spark
 # adds spark.jars, so the jars go on the JVMs' class path (all of them: a class there sees no jar of spark.jars).

@@ -16,13 +16,13 @@ import org.apache.hadoop.fs.permission.FsPermission;
 /**
  * Hadoop's raw local file system, with the calls a streaming checkpoint makes answered in the JVM.
  *
- * <p>Without Hadoop's native library (pyspark and Spark's images ship none), {@link RawLocalFileSystem} runs a
- * command for each {@link #setPermission} ({@code chmod}, twice per file with its checksum) and each {@link
- * #getFileLinkStatus} ({@code readlink}, several times per rename). Spark's checkpoint file manager creates every
- * checkpoint file (offsets, commits, state changelogs and their metadata) as a temporary file renamed into place: ten
- * processes and ~50 ms per file on two cores, paid between batches and inside every state commit. Contract: the same
- * results as {@link RawLocalFileSystem} for files and directories, permissions included; a sticky bit and symbolic
- * links are left to it.
+ * <p>Without Hadoop's native library (pyspark ships none, nor does the project's image), {@link
+ * RawLocalFileSystem} runs a command for each {@link #setPermission} ({@code chmod}, twice per file with its
+ * checksum) and each {@link #getFileLinkStatus} ({@code readlink}, several times per rename). Spark's checkpoint file
+ * manager creates every checkpoint file (offsets, commits, state changelogs and their metadata) as a temporary file
+ * renamed into place: ten processes and ~50 ms per file on two cores, paid between batches and inside every state
+ * commit. Contract: the same results as {@link RawLocalFileSystem} for files and directories, permissions included; a
+ * sticky bit and symbolic links are left to it.
  */
 public class ForklessRawLocalFileSystem extends RawLocalFileSystem {
   @Override
