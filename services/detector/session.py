@@ -88,6 +88,7 @@ def build_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     jars = [str(j) for j in [*connector_jars(), evaluator_jar()]]
+    class_path = os.pathsep.join(jars)
     builder = (
         SparkSession.builder.appName(app_name)
         .master(master)
@@ -111,12 +112,10 @@ def build_session(
         .config("spark.shuffle.streaming.networkBufferMaxWaitTimeMs", "2")
         .config("spark.driver.extraJavaOptions", JVM_OPTIONS)
         .config("spark.executor.extraJavaOptions", JVM_OPTIONS)
-        .config("spark.driver.extraClassPath", os.pathsep.join(jars))
-        .config("spark.executor.extraClassPath", os.pathsep.join(jars))
+        .config("spark.driver.extraClassPath", class_path)
+        .config("spark.executor.extraClassPath", class_path)
     )
-    for key, value in LOCAL_FILE_SYSTEM.items():
-        builder = builder.config(key, value)
-    for key, value in (conf or {}).items():
+    for key, value in {**LOCAL_FILE_SYSTEM, **(conf or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     for key, value in CHECKPOINT_DEFAULTS.items():

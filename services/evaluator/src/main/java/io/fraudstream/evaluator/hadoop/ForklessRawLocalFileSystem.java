@@ -5,12 +5,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.attribute.PosixFilePermission;
-import java.util.EnumSet;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
-import org.apache.hadoop.fs.permission.FsAction;
 import org.apache.hadoop.fs.permission.FsPermission;
 
 /**
@@ -49,30 +48,7 @@ public class ForklessRawLocalFileSystem extends RawLocalFileSystem {
 
   /** The POSIX permissions of {@code permission} (its sticky bit aside). */
   static Set<PosixFilePermission> posix(FsPermission permission) {
-    Set<PosixFilePermission> set = EnumSet.noneOf(PosixFilePermission.class);
-    add(set, permission.getUserAction(), PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
-        PosixFilePermission.OWNER_EXECUTE);
-    add(set, permission.getGroupAction(), PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE,
-        PosixFilePermission.GROUP_EXECUTE);
-    add(set, permission.getOtherAction(), PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE,
-        PosixFilePermission.OTHERS_EXECUTE);
-    return set;
-  }
-
-  private static void add(
-      Set<PosixFilePermission> set,
-      FsAction action,
-      PosixFilePermission read,
-      PosixFilePermission write,
-      PosixFilePermission execute) {
-    if (action.implies(FsAction.READ)) {
-      set.add(read);
-    }
-    if (action.implies(FsAction.WRITE)) {
-      set.add(write);
-    }
-    if (action.implies(FsAction.EXECUTE)) {
-      set.add(execute);
-    }
+    return PosixFilePermissions.fromString(
+        permission.getUserAction().SYMBOL + permission.getGroupAction().SYMBOL + permission.getOtherAction().SYMBOL);
   }
 }
