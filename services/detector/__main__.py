@@ -8,7 +8,8 @@ Credentials a broker refuses (a wrong password, a client certificate or CA it do
 start with one log line naming the listener and the mechanism, and exit status EXIT_CONFIG: waiting cannot fix
 them. Missing ACLs (no topic it may see, no DescribeConfigs) are logged as such and retried, since an
 administrator may grant them meanwhile. A checkpoint started with another number of state partitions than
---shuffle-partitions ends it the same way (checkpoint.partitions_problem).
+--shuffle-partitions ends it the same way (checkpoint.partitions_problem), and so does a query that Spark refuses
+because the checkpoint holds state in an earlier release's layout (checkpoint.layout_problem).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from fraudstream_kafka.settings import ConfigValue, KafkaSettings
 from fraudstream_kafka.topics import ensure_contract_topics, output_headroom_problems
 
 from . import metrics
-from .checkpoint import partitions_problem
+from .checkpoint import layout_problem, partitions_problem
 from .config import DetectorConfig, parse_config
 from .endpoints import Endpoints
 from .jvm_evaluator import EvaluatorProgress, evaluator_conf
@@ -137,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     watcher.start()
     backoff_s = 1.0
+    exit_code = 0
     try:
         while not stop.is_set():
             query = start_query(spark, cfg, max_request_bytes)
@@ -151,6 +153,11 @@ def main(argv: list[str] | None = None) -> int:
                 break
             ready.clear()
             liveness.query_state(False, time.monotonic())
+            refusal = layout_problem(cfg.checkpoint_dir, str(query.exception()))
+            if refusal is not None:
+                log.error("%s", refusal)
+                exit_code = EXIT_CONFIG
+                break
             metrics.QUERY_RESTARTS.inc()
             log.error(
                 "detector query failed, restarting in %.0fs from the checkpoint: %s", backoff_s, query.exception()
@@ -166,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         spark.stop()
         endpoints.stop()
     log.info("detector stopped")
-    return 0
+    return exit_code
 
 
 if __name__ == "__main__":

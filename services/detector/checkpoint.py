@@ -1,9 +1,13 @@
-"""What a detector's checkpoint fixes for its life: the number of state partitions, which its buckets must equal.
+"""What a detector's checkpoint fixes for its life: the number of state partitions, which its buckets must equal,
+and the layout of its state.
 
 Spark restores `spark.sql.shuffle.partitions` from a checkpoint's offset log, whatever the session says, while the
 evaluator keys one bucket per configured partition (`BucketKeys` in the JVM). Run on a checkpoint of another count,
 every bucket would look for its state under keys that hold none: no rules (the rules topic is not read again), no
 windows. So the detector refuses to start instead.
+
+A release that changes the state's layout also changes the type of the evaluator's grouping key, so Spark refuses a
+checkpoint of an earlier layout when the query starts; restarting the query cannot change that, so the detector ends.
 """
 
 from __future__ import annotations
@@ -50,4 +54,25 @@ def partitions_problem(checkpoint_dir: Path, shuffle_partitions: int) -> str | N
         f"(DETECTOR_SHUFFLE_PARTITIONS) is {shuffle_partitions}: the count is fixed for a checkpoint's life. Set it "
         f"to {recorded}, or start on a new checkpoint location (the rules are read again from their topic, the "
         "transactions from --starting-offsets)"
+    )
+
+
+# The error classes with which Spark refuses state written in another layout (a checkpoint of an earlier release).
+INCOMPATIBLE_STATE_ERRORS = (
+    "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE",
+    "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE",
+    "STATE_STORE_INVALID_VARIABLE_TYPE_CHANGE",
+)
+
+
+def layout_problem(checkpoint_dir: Path | str, failure: str) -> str | None:
+    """Why the query cannot run on this checkpoint, when `failure` (the query's error) is Spark refusing its state's
+    layout; None for any other failure, which a restart from the checkpoint may cure."""
+    refused = next((error for error in INCOMPATIBLE_STATE_ERRORS if f"[{error}]" in failure), None)
+    if refused is None:
+        return None
+    return (
+        f"the checkpoint {checkpoint_dir} holds state in another layout than this release's (Spark refused it: "
+        f"{refused}); a checkpoint of an earlier release cannot be read. Start on a new checkpoint location (the rules "
+        "are read again from their topic, the transactions from --starting-offsets)"
     )

@@ -1,10 +1,16 @@
-"""The state partitions a checkpoint fixes, read from its offset log, and the refusal of another count."""
+"""The state partitions a checkpoint fixes, read from its offset log, and the refusal of another count; the end of
+a detector whose checkpoint Spark refuses for its state's layout."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fraudstream_detector.checkpoint import partitions_problem, state_partitions
+from fraudstream_detector.checkpoint import (
+    INCOMPATIBLE_STATE_ERRORS,
+    layout_problem,
+    partitions_problem,
+    state_partitions,
+)
 from tests.checkpoints import offsets_entry
 
 
@@ -38,3 +44,29 @@ def test_another_count_is_refused_naming_both_and_the_way_out(tmp_path: Path) ->
 
 def test_a_checkpoint_on_a_remote_filesystem_is_not_read(tmp_path: Path) -> None:
     assert state_partitions(Path("s3a://bucket/checkpoint")) is None
+
+
+# How a query's failure reads when Spark refuses the state of an earlier layout (seen with a checkpoint of 3b023ae).
+REFUSED = (
+    "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] Provided key schema does not match existing state key schema.\n"
+    "Please check number and type of fields."
+)
+
+
+def test_a_state_layout_refusal_says_where_and_the_way_out() -> None:
+    problem = layout_problem("/var/lib/detector/checkpoint", REFUSED)
+    assert problem is not None
+    assert "the checkpoint /var/lib/detector/checkpoint holds state in another layout" in problem
+    assert "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE" in problem
+    assert "new checkpoint location" in problem
+
+
+def test_every_refusal_class_is_recognised_by_its_bracketed_name() -> None:
+    for error in INCOMPATIBLE_STATE_ERRORS:
+        assert layout_problem("ck", f"[{error}] some text") is not None
+        assert layout_problem("ck", f"an error that mentions {error} without Spark's brackets") is None
+
+
+def test_other_failures_are_left_to_the_restart() -> None:
+    for failure in ("", "None", "[KAFKA_DATA_LOSS] some offsets were lost", "java.net.ConnectException: refused"):
+        assert layout_problem("ck", failure) is None

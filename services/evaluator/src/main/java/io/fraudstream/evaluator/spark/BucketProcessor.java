@@ -13,16 +13,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
-import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.streaming.ExpiredTimerInfo;
-import org.apache.spark.sql.streaming.MapState;
 import org.apache.spark.sql.streaming.OutputMode;
 import org.apache.spark.sql.streaming.StatefulProcessor;
-import org.apache.spark.sql.streaming.TTLConfig;
 import org.apache.spark.sql.streaming.TimeMode;
 import org.apache.spark.sql.streaming.TimerValues;
-import org.apache.spark.sql.streaming.ValueState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.collection.Iterator;
@@ -41,7 +37,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * released as later records arrive and by processing-time timers. Groups idle past their horizon are swept every
  * {@code sweepIntervalMs} of processing time, a slice of them a call.
  */
-public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
+public final class BucketProcessor extends StatefulProcessor<String, Row, Row> {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(BucketProcessor.class);
   /**
@@ -73,14 +69,7 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
   private final String instance;
   private final RulesTopic rulesTopic;
   private final Clock clock;
-  private transient ValueState<Long> generation;
-  private transient ValueState<byte[]> engineState;
-  private transient MapState<String, byte[]> heads;
-  private transient MapState<String, byte[]> events;
-  private transient MapState<String, byte[]> buckets;
-  private transient MapState<Integer, Long> rulesOffsets;
-  private transient MapState<Long, byte[]> held;
-  private transient MapState<Long, byte[]> awaitingRules;
+  private transient BucketStore store;
   private transient EvaluatorMetrics metrics;
   private transient Map<Integer, BucketState> claimed;
   private transient Map<Integer, RulesCatchUp> catchUps;
@@ -111,14 +100,7 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
 
   @Override
   public void init(OutputMode outputMode, TimeMode timeMode) {
-    generation = getHandle().getValueState("generation", Encoders.LONG(), TTLConfig.NONE());
-    engineState = getHandle().getValueState("engine", Encoders.BINARY(), TTLConfig.NONE());
-    heads = getHandle().getMapState("heads", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
-    events = getHandle().getMapState("events", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
-    buckets = getHandle().getMapState("buckets", Encoders.STRING(), Encoders.BINARY(), TTLConfig.NONE());
-    rulesOffsets = getHandle().getMapState("rulesOffsets", Encoders.INT(), Encoders.LONG(), TTLConfig.NONE());
-    held = getHandle().getMapState("held", Encoders.LONG(), Encoders.BINARY(), TTLConfig.NONE());
-    awaitingRules = getHandle().getMapState("awaitingRules", Encoders.LONG(), Encoders.BINARY(), TTLConfig.NONE());
+    store = BucketStore.declare(getHandle());
     metrics = EvaluatorMetrics.of(instance);
     claimed = new HashMap<>();
     catchUps = new HashMap<>();
@@ -138,7 +120,7 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
   }
 
   @Override
-  public Iterator<Row> handleInputRows(Long key, Iterator<Row> rows, TimerValues timerValues) {
+  public Iterator<Row> handleInputRows(String key, Iterator<Row> rows, TimerValues timerValues) {
     int bucket = BucketKeys.bucketOf(key, settings.buckets());
     List<InputRecord> received = new ArrayList<>();
     while (rows.hasNext()) {
@@ -157,7 +139,7 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
                 new RulesCatchUp(
                     rulesTopic.endOffsets(),
                     partition -> inHand(partition, reordering),
-                    awaitingRules,
+                    store.awaitingRules(),
                     nowMs,
                     rulesTopic.catchUpTimeoutMs()));
     List<InputRecord> admitted = catchUp.admit(received, nowMs);
@@ -171,7 +153,7 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
   }
 
   @Override
-  public Iterator<Row> handleExpiredTimer(Long key, TimerValues timerValues, ExpiredTimerInfo expiredTimerInfo) {
+  public Iterator<Row> handleExpiredTimer(String key, TimerValues timerValues, ExpiredTimerInfo expiredTimerInfo) {
     int bucket = BucketKeys.bucketOf(key, settings.buckets());
     long nowMs = clock.millis();
     timers.remove(bucket);
@@ -181,11 +163,11 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
   /** The last rules offset of {@code partition} the bucket applied, or holds for the reorder wait from a past task. */
   private Long inHand(int partition, HeldRecords reordering) {
     return RulesCatchUp.later(
-        rulesOffsets.getValue(partition), reordering == null ? null : reordering.loadedRuleOffset(partition));
+        store.rulesOffset(partition), reordering == null ? null : reordering.loadedRuleOffset(partition));
   }
 
   private HeldRecords reordering(Integer bucket, long nowMs) {
-    return reorders.computeIfAbsent(bucket, b -> HeldRecords.load(settings.reorderWaitMs(), held, nowMs));
+    return reorders.computeIfAbsent(bucket, b -> HeldRecords.load(settings.reorderWaitMs(), store.held(), nowMs));
   }
 
   private Iterator<Row> evaluate(Integer bucket, List<InputRecord> records, long nowMs) {
@@ -210,13 +192,12 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
             b ->
                 BucketState.claim(
                     instance + "#" + b,
-                    generation,
-                    engineState,
+                    store,
                     settings.latenessMs(),
                     settings.futureSkewMs(),
                     settings.stateCacheBytes(),
                     nowMs));
-    BucketState.Groups groups = state.new Groups(heads, events, buckets);
+    BucketState.Groups groups = state.new Groups(store);
     Engine engine = state.engine();
     boolean reporter = bucket == 0;
     int buckets = settings.buckets();
@@ -269,7 +250,7 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
     if (rulesChanged || swept) {
       // The rule set (and the sweep clock) is written when rules change and when a sweep finishes; a restore with an
       // older clock only postpones the sweep of a few groups.
-      engineState.update(engine.toBytes());
+      store.setEngine(engine.toBytes());
     }
     metrics.transactions("evaluated", evaluated);
     metrics.transactions("invalid", invalid);
@@ -300,7 +281,7 @@ public final class BucketProcessor extends StatefulProcessor<Long, Row, Row> {
             DeadLetters.bounded(e.getMessage()));
       }
     }
-    rulesOffsets.updateValue(record.partition(), record.offset());
+    store.setRulesOffset(record.partition(), record.offset());
     return applied;
   }
 }

@@ -14,7 +14,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.spark.sql.streaming.MapState;
-import org.apache.spark.sql.streaming.ValueState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
@@ -22,10 +21,9 @@ import scala.Tuple2;
 /**
  * One bucket's detector state in Spark's state store, with a per-JVM cache of decoded state in front of it.
  *
- * <p>Layout per bucket: ValueState {@code engine} = the rule set ({@link Engine#toBytes}); ValueState {@code
- * generation}; MapStates {@code heads}, {@code events} and {@code buckets} = the groups' windows as rows ({@link
- * GroupRows}: one row per live event and per bucket of a bucketed rule), so a transaction costs O(1) state writes
- * per group, whatever the window's size.
+ * <p>In the store ({@link BucketStore}): the rule set ({@link Engine#toBytes}), the generation, and the groups'
+ * windows as rows ({@link GroupRows}: a head per group, one row per live event and per bucket of a bucketed rule), so
+ * a transaction costs O(1) state writes per group, whatever the window's size.
  *
  * <p>The cache holds decoded windows, each paged ({@link GroupWindow#pageOut}): in memory a window keeps its
  * aggregators, the index of its events (time and id) and the decoded events the next steps read (its far edges and
@@ -90,23 +88,16 @@ final class BucketState {
    * very generation the first JVM's cache holds, and that cache, which lacks the retry's work, would be trusted.
    */
   static BucketState claim(
-      String cacheKey,
-      ValueState<Long> generationState,
-      ValueState<byte[]> engineState,
-      long latenessMs,
-      long futureSkewMs,
-      long cacheBytes,
-      long nowMs) {
-    long stored = generationState.exists() ? generationState.get() : 0L;
+      String cacheKey, BucketStore store, long latenessMs, long futureSkewMs, long cacheBytes, long nowMs) {
+    long stored = store.generation();
     BucketState cached = CACHES.get(cacheKey);
     if (cached == null || cached.generation != stored) {
       // A store without a rule set holds no group: groups are written only for key groups that have rules, and the
       // rule set is written in the task that first applies a rule.
-      boolean restored = engineState.exists();
+      byte[] ruleSet = store.engine();
+      boolean restored = ruleSet != null;
       Engine engine =
-          restored
-              ? Engine.fromBytes(engineState.get(), latenessMs, futureSkewMs)
-              : new Engine(latenessMs, futureSkewMs);
+          restored ? Engine.fromBytes(ruleSet, latenessMs, futureSkewMs) : new Engine(latenessMs, futureSkewMs);
       cached = new BucketState(cacheKey, stored, engine, nowMs, restored);
       CACHES.put(cacheKey, cached);
     }
@@ -116,7 +107,7 @@ final class BucketState {
       next = ThreadLocalRandom.current().nextLong();
     } while (next == stored || next == 0L);
     cached.generation = next;
-    generationState.update(cached.generation);
+    store.setGeneration(cached.generation);
     return cached;
   }
 
@@ -199,9 +190,9 @@ final class BucketState {
     private final Map<String, GroupWindow> dirty = new LinkedHashMap<>();
     private final Set<String> used = new HashSet<>();
 
-    Groups(MapState<String, byte[]> heads, MapState<String, byte[]> events, MapState<String, byte[]> buckets) {
-      this.heads = heads;
-      this.rows = new GroupRows(table(heads), table(events), table(buckets));
+    Groups(BucketStore store) {
+      this.heads = store.heads();
+      this.rows = store.groupRows();
     }
 
     @Override
@@ -340,9 +331,5 @@ final class BucketState {
   /** The heap the cached windows hold by their estimate ({@link GroupWindow#heapBytes}). */
   long cachedBytes() {
     return cachedBytes;
-  }
-
-  private static GroupRows.Table table(MapState<String, byte[]> state) {
-    return GroupRows.Table.of(state::getValue, state::updateValue, state::removeKey);
   }
 }

@@ -61,12 +61,12 @@ public final class Evaluation {
                 settings.get("rulesTopic"),
                 Long.parseLong(settings.get("rulesCatchUpTimeoutMs"))));
     // Each bucket is keyed by one that lands in a state partition of its own (BucketKeys); the buckets are as many
-    // as the state partitions. A Long key, where it used to be the bucket number as an Int, also makes Spark refuse a
-    // checkpoint of that layout (whose buckets would now meet other buckets' state) instead of misreading it.
-    long[] keys = BucketKeys.keys(Integer.parseInt(settings.get("buckets")));
+    // as the state partitions. The key's type changes with the state's layout, so Spark refuses a checkpoint of an
+    // earlier layout instead of misreading it.
+    String[] keys = BucketKeys.keys(Integer.parseInt(settings.get("buckets")));
     Dataset<Row> evaluated =
         input
-            .groupByKey((MapFunction<Row, Long>) row -> keys[row.getInt(7)], Encoders.LONG())
+            .groupByKey((MapFunction<Row, String>) row -> keys[row.getInt(7)], Encoders.STRING())
             .transformWithState(
                 processor, processor.timeMode(), OutputMode.Update(), Encoders.row(OutputRow.SCHEMA));
     // The report key is a column of its own (a projection), which also keeps Spark from fusing the second

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.spark.sql.streaming.MapState;
 
 /**
  * A bucket's records held for {@code reorderWaitMs} so that records of different partitions are evaluated in
@@ -20,19 +19,19 @@ final class HeldRecords {
   private record Sequenced(long seq, InputRecord record) {}
 
   private final ReorderBuffer<Sequenced> buffer;
-  private final MapState<Long, byte[]> state;
+  private final PendingRecords state;
   private final Map<Integer, Long> loadedRules = new HashMap<>();
   private long nextSeq;
 
-  private HeldRecords(long waitMs, MapState<Long, byte[]> state) {
+  private HeldRecords(long waitMs, PendingRecords state) {
     this.buffer = new ReorderBuffer<>(waitMs, (a, b) -> InputRecord.compare(a.record(), b.record()));
     this.state = state;
   }
 
   /** The bucket's held records as its state has them, due at {@code nowMs}. */
-  static HeldRecords load(long waitMs, MapState<Long, byte[]> state, long nowMs) {
+  static HeldRecords load(long waitMs, PendingRecords state, long nowMs) {
     HeldRecords held = new HeldRecords(waitMs, state);
-    InputRecord.readAll(state)
+    state.readAll()
         .forEach(
             (seq, record) -> {
               held.buffer.add(new Sequenced(seq, record), nowMs - waitMs);
@@ -53,7 +52,7 @@ final class HeldRecords {
   List<InputRecord> offer(List<InputRecord> records, long nowMs) {
     for (InputRecord record : records) {
       long seq = nextSeq++;
-      state.updateValue(seq, record.toBytes());
+      state.put(seq, record);
       buffer.add(new Sequenced(seq, record), nowMs);
     }
     return forget(buffer.release(nowMs));
@@ -72,7 +71,7 @@ final class HeldRecords {
   private List<InputRecord> forget(List<Sequenced> released) {
     List<InputRecord> records = new ArrayList<>(released.size());
     for (Sequenced record : released) {
-      state.removeKey(record.seq());
+      state.remove(record.seq());
       records.add(record.record());
     }
     return records;

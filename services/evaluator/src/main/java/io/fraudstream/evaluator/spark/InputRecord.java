@@ -7,7 +7,6 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.streaming.MapState;
 
 /**
  * One Kafka record from the transactions or the rules topic, as the evaluator's stateful step receives it.
@@ -71,17 +70,6 @@ record InputRecord(
     } catch (IOException exc) {
       throw new UncheckedIOException(exc);
     }
-  }
-
-  /** The records a state holds under sequence numbers ({@link #toBytes} each), in sequence order. */
-  static java.util.SortedMap<Long, InputRecord> readAll(MapState<Long, byte[]> state) {
-    java.util.SortedMap<Long, InputRecord> records = new java.util.TreeMap<>();
-    scala.collection.Iterator<scala.Tuple2<Long, byte[]>> entries = state.iterator();
-    while (entries.hasNext()) {
-      scala.Tuple2<Long, byte[]> entry = entries.next();
-      records.put(entry._1(), fromBytes(entry._2()));
-    }
-    return records;
   }
 
   private static void writeBlob(DataOutputStream out, byte[] blob) throws IOException {

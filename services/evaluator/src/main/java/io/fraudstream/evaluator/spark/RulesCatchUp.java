@@ -5,7 +5,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
-import org.apache.spark.sql.streaming.MapState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,7 +27,7 @@ final class RulesCatchUp {
   /** partition -> the offset of the last rules record still to be read. */
   private final Map<Integer, Long> awaited = new HashMap<>();
 
-  private final MapState<Long, byte[]> stash;
+  private final PendingRecords stash;
   private final long deadlineMs;
   private final List<Long> stashed = new ArrayList<>();
   private List<InputRecord> held = new ArrayList<>();
@@ -42,13 +41,13 @@ final class RulesCatchUp {
   RulesCatchUp(
       Map<Integer, Long> endOffsets,
       IntFunction<Long> inHand,
-      MapState<Long, byte[]> stash,
+      PendingRecords stash,
       long nowMs,
       long timeoutMs) {
     this.stash = stash;
     this.deadlineMs = nowMs + timeoutMs;
     Map<Integer, Long> stashedRules = new HashMap<>();
-    InputRecord.readAll(stash)
+    stash.readAll()
         .forEach(
             (seq, record) -> {
               held.add(record);
@@ -92,7 +91,7 @@ final class RulesCatchUp {
     }
     if (!awaited.isEmpty() && nowMs < deadlineMs) {
       for (InputRecord record : records) {
-        stash.updateValue(nextSeq, record.toBytes());
+        stash.put(nextSeq, record);
         stashed.add(nextSeq++);
       }
       held.addAll(records);
@@ -105,7 +104,7 @@ final class RulesCatchUp {
           awaited,
           held.size() + records.size());
     }
-    stashed.forEach(stash::removeKey);
+    stashed.forEach(stash::remove);
     stashed.clear();
     List<InputRecord> released = held;
     held = null;

@@ -16,9 +16,9 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /** BucketKeys against Spark's own hash partitioning, which places transformWithState's keys in state partitions. */
 class BucketKeysTest {
-  /** The state partition Spark's HashPartitioning gives a Long grouping key. */
-  private static int sparkPartition(long key, int partitions) {
-    return sparkPartition(Literal.create(key, DataTypes.LongType), partitions);
+  /** The state partition Spark's HashPartitioning gives a String grouping key. */
+  private static int sparkPartition(String key, int partitions) {
+    return sparkPartition(Literal.create(key, DataTypes.StringType), partitions);
   }
 
   private static int sparkPartition(Literal key, int partitions) {
@@ -31,7 +31,7 @@ class BucketKeysTest {
   @Test
   void everyBucketGetsAStatePartitionOfItsOwn() {
     for (int buckets = 1; buckets <= 64; buckets++) {
-      long[] keys = BucketKeys.keys(buckets);
+      String[] keys = BucketKeys.keys(buckets);
       Set<Integer> partitions = new HashSet<>();
       for (int bucket = 0; bucket < buckets; bucket++) {
         assertEquals(bucket, sparkPartition(keys[bucket], buckets), buckets + " buckets: bucket " + bucket);
@@ -44,7 +44,7 @@ class BucketKeysTest {
 
   @Test
   void bucketOfIsSparksPartitionForAnyKey() {
-    for (long key : new long[] {0, 1, 2, 7, 1_000_003, -1, Long.MIN_VALUE, Long.MAX_VALUE}) {
+    for (String key : new String[] {"", "0/0", "1/0", "7/12", "a longer key, ünïcödé", "\u0000"}) {
       for (int partitions : new int[] {1, 2, 3, 5, 8, 200}) {
         assertEquals(sparkPartition(key, partitions), BucketKeys.bucketOf(key, partitions), key + " of " + partitions);
       }

@@ -30,9 +30,7 @@ class BucketProcessorTest {
   private static final long NOW = T0 + 5_000;
   private static final String P1 = "p1"; // bucket 1 of 2
   private static final String P3 = "p3"; // bucket 0 of 2
-  private static final List<String> VALUE_STATES = List.of("generation", "engine");
-  private static final List<String> MAP_STATES =
-      List.of("heads", "events", "buckets", "rulesOffsets", "held", "awaitingRules");
+  private static final List<String> MAP_STATES = List.of(BucketStore.HEADS, BucketStore.ROWS, BucketStore.PENDING);
 
   private final String instance = "bucket-processor-test-" + UUID.randomUUID();
   private final SettableClock clock = new SettableClock(NOW);
@@ -50,12 +48,12 @@ class BucketProcessorTest {
     return new BucketProcessor(settings, instance, rules.topic, clock);
   }
 
-  private static Tester<Long> tester(BucketProcessor processor) {
+  private static Tester<String> tester(BucketProcessor processor) {
     return new Tester<>(processor, processor.timeMode());
   }
 
   /** Bucket {@code bucket}'s grouping key with 2 buckets (with 1 bucket, every key is bucket 0's). */
-  private static long key(int bucket) {
+  private static String key(int bucket) {
     return BucketKeys.key(bucket, 2);
   }
 
@@ -85,7 +83,7 @@ class BucketProcessorTest {
   @Test
   void everyBucketKeepsTheRuleSetAndEvaluatesTheGroupsItOwns() throws JsonValueException {
     BucketProcessor processor = processor(2, 0, Map.of(0, 1L), 60_000);
-    Tester<Long> tester = tester(processor);
+    Tester<String> tester = tester(processor);
     InputRecord[] records = {
       rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 2)),
       tx(0, 0, T0 + 1, transaction("t1", P1, T0 + 1)),
@@ -100,7 +98,7 @@ class BucketProcessorTest {
     assertEquals("ns/count", new String(alert.key(), StandardCharsets.UTF_8));
     assertEquals(T0 + 2, alert.transactionTsMs());
     for (int bucket : new int[] {0, 1}) {
-      byte[] engine = tester.value("engine", key(bucket));
+      byte[] engine = tester.<String, byte[]>map(BucketStore.ROWS, key(bucket)).get(BucketStore.ENGINE_ROW);
       assertEquals(1, Engine.fromBytes(engine).activeRuleCount(), "bucket " + bucket + " holds the rule set");
     }
     MetricValues metrics = metrics();
@@ -116,7 +114,7 @@ class BucketProcessorTest {
 
   @Test
   void aTransactionThatCannotBeEvaluatedGoesToTheDlqOnceFromBucketZero() throws JsonValueException {
-    Tester<Long> tester = tester(processor(2, 0, Map.of(), 60_000));
+    Tester<String> tester = tester(processor(2, 0, Map.of(), 60_000));
     InputRecord[] records = {
       tx(0, 0, T0, "not json"),
       tx(0, 1, T0, transaction("t2", P1, T0 + 300_001)),
@@ -133,7 +131,7 @@ class BucketProcessorTest {
 
   @Test
   void lateAndOutOfOrderArePartsFromTheBucketThatOwnsTheGroup() throws JsonValueException {
-    Tester<Long> tester = tester(processor(2, 0, Map.of(0, 1L), 60_000));
+    Tester<String> tester = tester(processor(2, 0, Map.of(0, 1L), 60_000));
     InputRecord rule = rule(0, 0, T0, "ns/count", countRule("ns/count", 1, 100));
     long newestMs = T0 + 200_000;
     // The group's horizon: the 1-minute window plus the 60 s lateness behind its newest event time.
@@ -156,7 +154,7 @@ class BucketProcessorTest {
 
   @Test
   void aRefusedRuleMessageIsCountedOnceAndLeavesTheRuleInForce() throws JsonValueException {
-    Tester<Long> tester = tester(processor(2, 0, Map.of(0, 2L), 60_000));
+    Tester<String> tester = tester(processor(2, 0, Map.of(0, 2L), 60_000));
     InputRecord[] records = {
       rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 1)),
       rule(0, 1, T0 + 1, "ns/count", "{not json"),
@@ -166,13 +164,13 @@ class BucketProcessorTest {
     assertEquals(List.of("ALERT ns/count t1 @0:0"), described(tester.test(key(0), rows(0, records))));
     assertEquals(List.of("ALERT ns/count t2 @0:1"), described(tester.test(key(1), rows(1, records))));
     assertEquals(Map.of("unparseable", 1.0), metrics().by("fraud_rule_messages_rejected", "reason"));
-    assertEquals(Map.of(0, 1L), tester.map("rulesOffsets", key(0)), "the refused record was read all the same");
-    assertEquals(Map.of(0, 1L), tester.map("rulesOffsets", key(1)));
+    assertEquals(Map.of(0, 1L), StoredRows.rulesOffsets(tester, key(0)), "the refused record was read all the same");
+    assertEquals(Map.of(0, 1L), StoredRows.rulesOffsets(tester, key(1)));
   }
 
   @Test
   void recordsWaitUntilTheRulesTopicIsReadUpToItsEndAtTaskStart() throws JsonValueException {
-    Tester<Long> tester = tester(processor(1, 0, Map.of(0, 2L), 60_000));
+    Tester<String> tester = tester(processor(1, 0, Map.of(0, 2L), 60_000));
     assertEquals(List.of(), tester.test(key(0), rows(0, tx(0, 0, T0 + 10, transaction("t1", P1, T0 + 10)))));
     assertEquals(List.of(), tester.test(key(0), rows(0, rule(0, 0, T0, "ns/a", countRule("ns/a", 10, 1)))));
     // The last rule before the end arrives: everything held is evaluated, in ingestion order, with both rules.
@@ -190,7 +188,7 @@ class BucketProcessorTest {
 
   @Test
   void theBarrierLiftsWhenTheCatchUpTimesOut() throws JsonValueException {
-    Tester<Long> tester = tester(processor(1, 0, Map.of(0, 5L), 30_000));
+    Tester<String> tester = tester(processor(1, 0, Map.of(0, 5L), 30_000));
     assertEquals(List.of(), tester.test(key(0), rows(0, tx(0, 0, T0, "x"))));
     clock.set(NOW + 29_999);
     assertEquals(List.of(), tester.test(key(0), rows(0, tx(0, 1, T0 + 1, "y"))));
@@ -202,7 +200,7 @@ class BucketProcessorTest {
   @Test
   void theTaskTimelineNotesWhenRecordsCameAndWhenTheRulesWereCaughtUp() {
     BucketProcessor processor = processor(1, 0, Map.of(0, 1L), 60_000);
-    Tester<Long> tester = tester(processor);
+    Tester<String> tester = tester(processor);
     clock.set(NOW + 100);
     tester.test(key(0), rows(0, tx(0, 0, T0, "x")));
     clock.set(NOW + 250);
@@ -218,52 +216,52 @@ class BucketProcessorTest {
   @Test
   void aTaskDoesNotWaitForRulesItsBucketAppliedBefore() throws JsonValueException {
     Map<Integer, Long> ends = Map.of(0, 1L);
-    Tester<Long> first = tester(processor(1, 0, ends, 60_000));
+    Tester<String> first = tester(processor(1, 0, ends, 60_000));
     assertEquals(List.of(), first.test(key(0), rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 1)))));
     // A later task of the same bucket (a new processor instance) restores the bucket's state, offsets included.
-    Tester<Long> next = tester(processor(1, 0, ends, 60_000));
+    Tester<String> next = tester(processor(1, 0, ends, 60_000));
     copyState(first, next, 0);
     InputRecord t1 = tx(0, 0, T0 + 1, transaction("t1", P1, T0 + 1));
     assertEquals(List.of("ALERT ns/count t1 @0:0"), described(next.test(key(0), rows(0, t1))));
     // Without those offsets the task holds its records until it has read the rules itself.
-    Tester<Long> fresh = tester(processor(1, 0, ends, 60_000));
+    Tester<String> fresh = tester(processor(1, 0, ends, 60_000));
     assertEquals(List.of(), fresh.test(key(0), rows(0, t1)));
   }
 
   @Test
   void aTaskClaimsItsBucketOnce() {
-    Tester<Long> first = tester(processor(1, 0, Map.of(), 60_000));
+    Tester<String> first = tester(processor(1, 0, Map.of(), 60_000));
     List<Long> generations = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       first.test(key(0), rows(0, tx(0, i, T0 + i, transaction("t" + i, P1, T0 + i))));
-      generations.add(first.value("generation", key(0)));
+      generations.add(StoredRows.generation(first, key(0)));
     }
     assertEquals(1, generations.stream().distinct().count(), "one generation for the task's calls");
-    Tester<Long> next = tester(processor(1, 0, Map.of(), 60_000));
+    Tester<String> next = tester(processor(1, 0, Map.of(), 60_000));
     copyState(first, next, 0);
     next.test(key(0), rows(0, tx(0, 3, T0 + 3, transaction("t3", P1, T0 + 3))));
-    assertNotEquals(generations.get(0), next.value("generation", key(0)));
+    assertNotEquals(generations.get(0), StoredRows.generation(next, key(0)));
   }
 
   @Test
   void theSweepAfterARuleIsDeletedRemovesTheGroupsItLeftWithoutRules() {
-    Tester<Long> tester = tester(processor(1, 0, Map.of(0, 1L), 60_000));
+    Tester<String> tester = tester(processor(1, 0, Map.of(0, 1L), 60_000));
     tester.test(
         key(0),
         rows(
             0,
             rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 5)),
             tx(0, 0, T0, transaction("t1", P1, T0))));
-    assertEquals(1, tester.<String, byte[]>map("heads", key(0)).size());
+    assertEquals(1, tester.<String, byte[]>map(BucketStore.HEADS, key(0)).size());
     tester.test(key(0), rows(0, rule(0, 1, T0 + 1, "ns/count", null)));
     clock.set(NOW + 600_000); // the sweep interval after the task claimed the bucket
     tester.test(key(0), rows(0, tx(0, 1, T0 + 2, transaction("t2", P3, T0 + 2))));
-    assertEquals(Map.of(), tester.<String, byte[]>map("heads", key(0)));
+    assertEquals(Map.of(), tester.<String, byte[]>map(BucketStore.HEADS, key(0)));
   }
 
   @Test
   void aCallDrainingABacklogMovesTheSweepsWalkOnBySlicesOnly() {
-    Tester<Long> tester = tester(processor(1, 0, Map.of(0, 1L), 60_000));
+    Tester<String> tester = tester(processor(1, 0, Map.of(0, 1L), 60_000));
     List<InputRecord> records = new ArrayList<>();
     records.add(rule(0, 0, T0, "ns/count", countRule("ns/count", 1, 100)));
     for (int i = 0; i < 10; i++) {
@@ -274,7 +272,7 @@ class BucketProcessorTest {
       records.add(tx(0, 10 + i, eventMs, transaction("busy" + i, "busy", eventMs)));
     }
     tester.test(key(0), rows(0, records.toArray(InputRecord[]::new)));
-    assertEquals(11, tester.<String, byte[]>map("heads", key(0)).size());
+    assertEquals(11, tester.<String, byte[]>map(BucketStore.HEADS, key(0)).size());
     long due = NOW + 600_000; // the sweep interval after the task claimed the bucket
     for (long step = 0; step < 2; step++) {
       clock.set(due + 100 * step);
@@ -282,39 +280,40 @@ class BucketProcessorTest {
       tester.test(key(0), rows(0, tx(0, 25 + step, eventMs, transaction("late" + step, "busy", eventMs))));
     }
     assertTrue(
-        tester.<String, byte[]>map("heads", key(0)).size() >= 11 - 2 * BucketProcessor.SWEEP_SLICE,
+        tester.<String, byte[]>map(BucketStore.HEADS, key(0)).size() >= 11 - 2 * BucketProcessor.SWEEP_SLICE,
         "two draining calls read two slices of groups at most");
     clock.set(due + 200);
     tester.test(key(0), rows(0, tx(0, 27, due + 200, transaction("fresh", "busy", T0 + 120_200))));
-    assertEquals(1, tester.<String, byte[]>map("heads", key(0)).size(), "a fresh call walks its time share: the rest");
+    assertEquals(
+        1, tester.<String, byte[]>map(BucketStore.HEADS, key(0)).size(), "a fresh call walks its time share: the rest");
   }
 
   /** Moves both the processor's clock and the tester's processing time (which fires the timers due). */
-  private static List<OutputRow> at(SettableClock clock, Tester<Long> tester, long ms) {
+  private static List<OutputRow> at(SettableClock clock, Tester<String> tester, long ms) {
     clock.set(ms);
     return tester.setProcessingTime(ms);
   }
 
   @Test
   void withAReorderWaitRecordsOfDifferentPartitionsLeaveInIngestionOrder() throws JsonValueException {
-    Tester<Long> tester = tester(processor(1, 1_000, Map.of(0, 1L), 60_000));
+    Tester<String> tester = tester(processor(1, 1_000, Map.of(0, 1L), 60_000));
     assertEquals(List.of(), tester.test(key(0), rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 2)))));
     clock.set(NOW + 10);
     assertEquals(List.of(), tester.test(key(0), rows(0, tx(1, 0, T0 + 200, transaction("b", P1, T0 + 200)))));
     clock.set(NOW + 20);
     assertEquals(List.of(), tester.test(key(0), rows(0, tx(0, 0, T0 + 100, transaction("a", P1, T0 + 100)))));
-    assertEquals(3, tester.map("held", key(0)).size(), "held in the bucket's state");
+    assertEquals(3, StoredRows.pending(tester, key(0), false).size(), "held in the bucket's state");
     assertEquals(List.of(), at(clock, tester, NOW + 999));
     assertEquals(List.of(), at(clock, tester, NOW + 1_000), "the rule is due: it applies, nothing to report");
     // b is due at NOW + 1 010, and a, ingested before it, leaves with it: a is evaluated first, so b alerts.
     assertEquals(List.of("ALERT ns/count b @1:0"), described(at(clock, tester, NOW + 1_010)));
-    assertEquals(Map.of(), tester.map("held", key(0)));
+    assertEquals(Map.of(), StoredRows.pending(tester, key(0), false));
     assertEquals(0.0, metrics().of("fraud_out_of_order"));
   }
 
   @Test
   void withoutAReorderWaitTheSameRecordsAreEvaluatedOutOfOrder() throws JsonValueException {
-    Tester<Long> tester = tester(processor(1, 0, Map.of(0, 1L), 60_000));
+    Tester<String> tester = tester(processor(1, 0, Map.of(0, 1L), 60_000));
     tester.test(key(0), rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 2))));
     assertEquals(List.of(), tester.test(key(0), rows(0, tx(1, 0, T0 + 200, transaction("b", P1, T0 + 200)))));
     // a's window ends at its own event time, before b's: a is alone in it.
@@ -324,7 +323,7 @@ class BucketProcessorTest {
 
   @Test
   void heldRecordsOutliveTheTaskThatHeldThem() throws JsonValueException {
-    Tester<Long> first = tester(processor(1, 1_000, Map.of(0, 1L), 60_000));
+    Tester<String> first = tester(processor(1, 1_000, Map.of(0, 1L), 60_000));
     first.test(key(0), rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 2))));
     assertEquals(List.of(), at(clock, first, NOW + 1_000), "the rule applies once its wait is over");
     clock.set(NOW + 1_010);
@@ -332,53 +331,47 @@ class BucketProcessorTest {
     clock.set(NOW + 1_020);
     first.test(key(0), rows(0, tx(0, 0, T0 + 100, transaction("a", P1, T0 + 100))));
     // The task ends while holding a and b; the next one takes them back from the state, due at once.
-    Tester<Long> next = tester(processor(1, 1_000, Map.of(0, 1L), 60_000));
+    Tester<String> next = tester(processor(1, 1_000, Map.of(0, 1L), 60_000));
     copyState(first, next, 0);
     clock.set(NOW + 1_030);
     List<OutputRow> released = next.test(key(0), rows(0, tx(0, 1, T0 + 300, transaction("c", P1, T0 + 300))));
     assertEquals(List.of("ALERT ns/count b @1:0"), described(released));
-    assertEquals(1, next.map("held", key(0)).size(), "c, just arrived, is still held");
+    assertEquals(1, StoredRows.pending(next, key(0), false).size(), "c, just arrived, is still held");
     assertEquals(List.of("ALERT ns/count c @0:1"), described(at(clock, next, NOW + 2_030)));
-    assertEquals(Map.of(), next.map("held", key(0)));
+    assertEquals(Map.of(), StoredRows.pending(next, key(0), false));
   }
 
   @Test
   void recordsHeldBehindTheBarrierWhenTheTaskEndsAreEvaluatedByTheNextTask() throws JsonValueException {
     Map<Integer, Long> ends = Map.of(0, 2L);
-    Tester<Long> first = tester(processor(1, 0, ends, 60_000));
+    Tester<String> first = tester(processor(1, 0, ends, 60_000));
     InputRecord t1 = tx(0, 0, T0 + 10, transaction("t1", P1, T0 + 10));
     assertEquals(List.of(), first.test(key(0), rows(0, t1, rule(0, 0, T0, "ns/a", countRule("ns/a", 10, 1)))));
-    assertEquals(2, first.map("awaitingRules", key(0)).size(), "held in the bucket's state");
+    assertEquals(2, StoredRows.pending(first, key(0), true).size(), "held in the bucket's state");
     // The task ends; the next one's sources resume after what the first read.
-    Tester<Long> next = tester(processor(1, 0, ends, 60_000));
+    Tester<String> next = tester(processor(1, 0, ends, 60_000));
     copyState(first, next, 0);
     List<OutputRow> released = next.test(key(0), rows(0, rule(0, 1, T0 + 1, "ns/b", countRule("ns/b", 10, 5))));
     assertEquals(List.of("ALERT ns/a t1 @0:0"), described(released));
-    assertEquals(Map.of(), next.map("awaitingRules", key(0)));
+    assertEquals(Map.of(), StoredRows.pending(next, key(0), true));
   }
 
   @Test
   void aRuleHeldForTheReorderWaitWhenTheTaskEndsIsNotAwaitedByTheNextTask() throws JsonValueException {
     Map<Integer, Long> ends = Map.of(0, 1L);
-    Tester<Long> first = tester(processor(1, 1_000, ends, 60_000));
+    Tester<String> first = tester(processor(1, 1_000, ends, 60_000));
     assertEquals(List.of(), first.test(key(0), rows(0, rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 1)))));
     // The task ends with the rule still in its wait: read, but not applied.
-    Tester<Long> next = tester(processor(1, 1_000, ends, 60_000));
+    Tester<String> next = tester(processor(1, 1_000, ends, 60_000));
     copyState(first, next, 0);
     clock.set(NOW + 10);
     assertEquals(List.of(), next.test(key(0), rows(0, tx(0, 0, T0 + 1, transaction("t1", P1, T0 + 1)))));
-    assertEquals(Map.of(), next.map("awaitingRules", key(0)), "not held for the rule, which the task already has");
+    assertEquals(Map.of(), StoredRows.pending(next, key(0), true), "not held for the rule, which the task already has");
     assertEquals(List.of("ALERT ns/count t1 @0:0"), described(at(clock, next, NOW + 1_010)));
   }
 
   /** What a later task of the bucket finds: the bucket's state as the previous task left it. */
-  private static void copyState(Tester<Long> from, Tester<Long> to, int bucket) {
-    for (String state : VALUE_STATES) {
-      Object value = from.value(state, key(bucket));
-      if (value != null) {
-        to.setValue(state, key(bucket), value);
-      }
-    }
+  private static void copyState(Tester<String> from, Tester<String> to, int bucket) {
     for (String state : MAP_STATES) {
       to.setMap(state, key(bucket), from.map(state, key(bucket)));
     }

@@ -46,7 +46,7 @@ class BucketStateTest {
     probe.run(
         tester,
         0,
-        h -> claimed.set(BucketState.claim(cacheKey, h.generation(), h.engine(), 60_000, 300_000, cacheBytes, T0)));
+        h -> claimed.set(BucketState.claim(cacheKey, h, 60_000, 300_000, cacheBytes, T0)));
     return claimed.get();
   }
 
@@ -54,7 +54,7 @@ class BucketStateTest {
   private BucketState claimRestored(int windowMinutes) {
     Engine stored = new Engine(60_000, 300_000);
     addCountRule(stored, windowMinutes);
-    tester.setValue("engine", 0, stored.toBytes());
+    StoredRows.setEngine(tester, 0, stored.toBytes());
     return claim();
   }
 
@@ -75,7 +75,7 @@ class BucketStateTest {
     probe.run(
         tester,
         0,
-        h -> evaluateIn(state.new Groups(h.heads(), h.events(), h.buckets()), state, payerId, eventTimesMs));
+        h -> evaluateIn(state.new Groups(h), state, payerId, eventTimesMs));
   }
 
   private static void evaluateIn(BucketState.Groups groups, BucketState state, String payerId, long... eventTimesMs) {
@@ -89,16 +89,16 @@ class BucketStateTest {
 
   private GroupWindow read(BucketState state, String groupKey) {
     AtomicReference<GroupWindow> window = new AtomicReference<>();
-    probe.run(tester, 0, h -> window.set(state.new Groups(h.heads(), h.events(), h.buckets()).get(groupKey)));
+    probe.run(tester, 0, h -> window.set(state.new Groups(h).get(groupKey)));
     return window.get();
   }
 
   private Map<String, byte[]> heads() {
-    return tester.map("heads", 0);
+    return tester.map(BucketStore.HEADS, 0);
   }
 
   private TreeSet<String> eventRows() {
-    return new TreeSet<>(tester.<String, byte[]>map("events", 0).keySet());
+    return new TreeSet<>(StoredRows.tagged(tester, 0, BucketStore.EVENT_TAG).keySet());
   }
 
   private static String row(String groupKey, long id) {
@@ -108,11 +108,11 @@ class BucketStateTest {
   @Test
   void aClaimKeepsTheCacheWhileTheStoredGenerationIsTheOneItWrote() {
     BucketState first = claim();
-    long written = tester.value("generation", 0);
+    long written = StoredRows.generation(tester, 0);
     addCountRule(first.engine(), 10); // in the cache only: nothing writes the rule set to the store here
     BucketState second = claim();
     assertSame(first, second);
-    assertNotEquals(written, (long) tester.value("generation", 0), "every claim writes a new generation");
+    assertNotEquals(written, (long) StoredRows.generation(tester, 0), "every claim writes a new generation");
     assertEquals(1, second.engine().activeRuleCount(), "the cached engine, not the store's");
   }
 
@@ -121,15 +121,15 @@ class BucketStateTest {
     BucketState cached = claim();
     addCountRule(cached.engine(), 10);
     // Another JVM processed the bucket (or a failed task's writes were discarded): the generation differs.
-    tester.setValue("generation", 0, 7L);
+    StoredRows.setGeneration(tester, 0, 7L);
     BucketState reloaded = claim();
     assertNotSame(cached, reloaded);
     assertEquals(0, reloaded.engine().activeRuleCount(), "the store holds no rule set");
-    assertNotEquals(7L, (long) tester.value("generation", 0));
+    assertNotEquals(7L, (long) StoredRows.generation(tester, 0));
     Engine stored = new Engine(5_000, 1_000);
     addCountRule(stored, 10);
-    tester.setValue("engine", 0, stored.toBytes());
-    tester.setValue("generation", 0, 3L);
+    StoredRows.setEngine(tester, 0, stored.toBytes());
+    StoredRows.setGeneration(tester, 0, 3L);
     BucketState fromStore = claim();
     assertEquals(1, fromStore.engine().activeRuleCount());
     assertEquals(60_000, fromStore.engine().latenessMs(), "the configured settings, not the stored ones");
@@ -139,12 +139,12 @@ class BucketStateTest {
   void aClaimAfterAFailedTaskWasRetriedInAnotherJvmReloads() {
     BucketState cached = claim(); // this JVM's task, which then fails: the store keeps the generation it had
     addCountRule(cached.engine(), 10);
-    tester.setValue("generation", 0, 0L);
+    StoredRows.setGeneration(tester, 0, 0L);
     // The retry, in another JVM (another cache), commits its own claim of the same stored generation.
     probe.run(
         tester,
         0,
-        h -> BucketState.claim(cacheKey + "-other-jvm", h.generation(), h.engine(), 60_000, 300_000, 0, T0));
+        h -> BucketState.claim(cacheKey + "-other-jvm", h, 60_000, 300_000, 0, T0));
     BucketState next = claim();
     assertNotSame(cached, next, "the first JVM's cache lacks the retry's work");
     assertEquals(0, next.engine().activeRuleCount());
@@ -160,10 +160,10 @@ class BucketStateTest {
     EventCodec.Head head = EventCodec.decodeHead(heads().get(GROUP));
     assertEquals(2, head.nextEventId());
     assertEquals(T0 + 1_000, head.maxEventTimeMs());
-    StoredEvent second = EventCodec.decode(tester.<String, byte[]>map("events", 0).get(row(GROUP, 1)));
+    StoredEvent second = EventCodec.decode(StoredRows.tagged(tester, 0, BucketStore.EVENT_TAG).get(row(GROUP, 1)));
     assertEquals(T0 + 1_000, second.eventTimeMs());
 
-    tester.setValue("generation", 0, 100L);
+    StoredRows.setGeneration(tester, 0, 100L);
     BucketState reloaded = claim();
     assertNotSame(state, reloaded);
     GroupWindow window = read(reloaded, GROUP);
@@ -190,9 +190,9 @@ class BucketStateTest {
     state.engine().onRule("ns/hourly", bytes(rule), T0);
     evaluate(state, "p1", T0, T0 + 1, T0 + 3_600_000);
     assertEquals(new TreeSet<>(List.of(row(GROUP, 2))), eventRows(), "events only back to the lateness");
-    assertEquals(2, tester.<String, byte[]>map("buckets", 0).size(), "two hourly buckets");
-    tester.setValue("engine", 0, state.engine().toBytes()); // what the processor persists after a rule
-    tester.setValue("generation", 0, 100L);
+    assertEquals(2, StoredRows.tagged(tester, 0, BucketStore.BUCKET_TAG).size(), "two hourly buckets");
+    StoredRows.setEngine(tester, 0, state.engine().toBytes()); // what the processor persists after a rule
+    StoredRows.setGeneration(tester, 0, 100L);
     BucketState reloaded = claim();
     assertEquals(2, read(reloaded, GROUP).bucketCount());
     List<Outcome> outcomes = new ArrayList<>();
@@ -200,7 +200,7 @@ class BucketStateTest {
         tester,
         0,
         h -> {
-          BucketState.Groups groups = reloaded.new Groups(h.heads(), h.events(), h.buckets());
+          BucketState.Groups groups = reloaded.new Groups(h);
           byte[] tx = bytes(Records.transaction("t4", "p1", T0 + 3_600_001));
           outcomes.add(reloaded.engine().onRecord(tx, T0 + 3_600_001, 0, 4, groups, 0, key -> true));
           groups.flush();
@@ -214,7 +214,7 @@ class BucketStateTest {
     addCountRule(state.engine(), 10);
     evaluate(state, "p1", T0, T0 + 1);
     evaluate(state, "p2", T0 + 2);
-    probe.run(tester, 0, h -> state.new Groups(h.heads(), h.events(), h.buckets()).delete(GROUP));
+    probe.run(tester, 0, h -> state.new Groups(h).delete(GROUP));
     assertEquals(List.of(OTHER_GROUP), new ArrayList<>(heads().keySet()));
     assertEquals(new TreeSet<>(List.of(row(OTHER_GROUP, 0))), eventRows());
     assertNull(read(state, GROUP), "nor a cached window");
@@ -274,7 +274,7 @@ class BucketStateTest {
         0,
         h -> {
           for (long nowMs : List.of(T0 + 1_000, T0 + 11_000)) {
-            finished.add(state.new Groups(h.heads(), h.events(), h.buckets()).sweep(nowMs, 1_000, 1, 1.0));
+            finished.add(state.new Groups(h).sweep(nowMs, 1_000, 1, 1.0));
           }
         });
     assertEquals(List.of(false, true), finished);
@@ -370,15 +370,13 @@ class BucketStateTest {
 
   /** A bucket's stores in memory maps, whose iterators see a map as it was when they were made, as RocksDB's do. */
   private record MemoryStores(
-      MemoryMapState<String, byte[]> heads,
-      MemoryMapState<String, byte[]> events,
-      MemoryMapState<String, byte[]> buckets) {
+      MemoryMapState<String, byte[]> heads, MemoryMapState<String, byte[]> rows, MemoryMapState<Long, byte[]> pending) {
     MemoryStores() {
       this(new MemoryMapState<>(), new MemoryMapState<>(), new MemoryMapState<>());
     }
 
     BucketState.Groups groups(BucketState state) {
-      return state.new Groups(heads, events, buckets);
+      return state.new Groups(new BucketStore(heads, rows, pending));
     }
   }
 
@@ -409,7 +407,7 @@ class BucketStateTest {
         0,
         h -> {
           for (long nowMs : callsMs) {
-            finished.add(state.new Groups(h.heads(), h.events(), h.buckets()).sweep(nowMs, intervalMs, limit, 0));
+            finished.add(state.new Groups(h).sweep(nowMs, intervalMs, limit, 0));
           }
         });
     return finished;

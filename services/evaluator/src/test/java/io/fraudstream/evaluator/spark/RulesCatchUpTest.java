@@ -18,7 +18,8 @@ class RulesCatchUpTest {
   private static final long NOW = 1_000_000;
   private static final long TIMEOUT_MS = 5_000;
 
-  private final MemoryMapState<Long, byte[]> stash = new MemoryMapState<>();
+  private final MemoryMapState<Long, byte[]> pending = new MemoryMapState<>();
+  private final PendingRecords stash = new PendingRecords(pending, true);
 
   private static InputRecord transaction(long offset, long timestampMs) {
     return tx(0, offset, timestampMs, "{}");
@@ -87,9 +88,9 @@ class RulesCatchUpTest {
   void heldRecordsAreStashedAndReleasedFromTheStashWhenTheBarrierLifts() {
     RulesCatchUp catchUp = new RulesCatchUp(Map.of(0, 2L), p -> null, stash, NOW, TIMEOUT_MS);
     assertEquals(List.of(), catchUp.admit(List.of(transaction(0, 5), ruleAt(0, 0, 1)), NOW));
-    assertEquals(2, stash.entries.size());
+    assertEquals(2, pending.entries.size());
     catchUp.admit(List.of(ruleAt(0, 1, 2)), NOW);
-    assertEquals(Map.of(), stash.entries, "released: nothing stays stashed");
+    assertEquals(Map.of(), pending.entries, "released: nothing stays stashed");
   }
 
   @Test
@@ -103,7 +104,7 @@ class RulesCatchUpTest {
     RulesCatchUp next = new RulesCatchUp(ends, p -> null, stash, NOW + 10, TIMEOUT_MS);
     InputRecord last1 = ruleAt(1, 0, 2);
     assertEquals(at(List.of(last0, last1, tx)), at(next.admit(List.of(last1), NOW + 10)), "no wait for last0");
-    assertEquals(Map.of(), stash.entries);
+    assertEquals(Map.of(), pending.entries);
   }
 
   @Test
