@@ -39,11 +39,17 @@ final class BucketStore {
   private final MapState<String, byte[]> heads;
   private final MapState<String, byte[]> rows;
   private final MapState<Long, byte[]> pending;
+  private final GroupRows groupRows;
 
   BucketStore(MapState<String, byte[]> heads, MapState<String, byte[]> rows, MapState<Long, byte[]> pending) {
     this.heads = heads;
     this.rows = rows;
     this.pending = pending;
+    this.groupRows =
+        new GroupRows(
+            GroupRows.Table.of(heads::getValue, heads::updateValue, heads::removeKey),
+            tagged(EVENT_TAG),
+            tagged(BUCKET_TAG));
   }
 
   /** Declares the bucket's state variables; call it from the processor's {@code init}. */
@@ -56,8 +62,8 @@ final class BucketStore {
 
   /** The generation the bucket's last committed task claimed ({@link BucketState#claim}); 0 if none. */
   long generation() {
-    byte[] stored = rows.getValue(GENERATION_ROW);
-    return stored == null ? 0L : ByteBuffer.wrap(stored).getLong();
+    Long stored = longOf(rows.getValue(GENERATION_ROW));
+    return stored == null ? 0L : stored;
   }
 
   void setGeneration(long generation) {
@@ -75,12 +81,15 @@ final class BucketStore {
 
   /** The offset of the last rules record of {@code partition} the bucket applied; null if none. */
   Long rulesOffset(int partition) {
-    byte[] stored = rows.getValue(OFFSET_TAG + Integer.toString(partition));
-    return stored == null ? null : ByteBuffer.wrap(stored).getLong();
+    return longOf(rows.getValue(offsetRow(partition)));
   }
 
   void setRulesOffset(int partition, long offset) {
-    rows.updateValue(OFFSET_TAG + Integer.toString(partition), longBytes(offset));
+    rows.updateValue(offsetRow(partition), longBytes(offset));
+  }
+
+  private static String offsetRow(int partition) {
+    return OFFSET_TAG + Integer.toString(partition);
   }
 
   /** The group heads, group key to head. */
@@ -90,10 +99,7 @@ final class BucketStore {
 
   /** The groups' windows as rows: the heads, and the event and bucket rows under their tags. */
   GroupRows groupRows() {
-    return new GroupRows(
-        GroupRows.Table.of(heads::getValue, heads::updateValue, heads::removeKey),
-        tagged(EVENT_TAG),
-        tagged(BUCKET_TAG));
+    return groupRows;
   }
 
   /** The records the reorder wait holds ({@link HeldRecords}). */
@@ -114,7 +120,13 @@ final class BucketStore {
         key -> rows.removeKey(tag + key));
   }
 
-  private static byte[] longBytes(long value) {
+  /** A long as a row's value ({@link #longOf} reads it back). */
+  static byte[] longBytes(long value) {
     return ByteBuffer.allocate(Long.BYTES).putLong(value).array();
+  }
+
+  /** The long a row's value holds; null for no row. */
+  static Long longOf(byte[] value) {
+    return value == null ? null : ByteBuffer.wrap(value).getLong();
   }
 }

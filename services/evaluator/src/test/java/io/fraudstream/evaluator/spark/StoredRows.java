@@ -1,6 +1,5 @@
 package io.fraudstream.evaluator.spark;
 
-import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
@@ -22,12 +21,11 @@ final class StoredRows {
 
   /** The stored generation; null if none. */
   static <K> Long generation(Tester<K> tester, K key) {
-    byte[] stored = tester.<String, byte[]>map(BucketStore.ROWS, key).get(BucketStore.GENERATION_ROW);
-    return stored == null ? null : ByteBuffer.wrap(stored).getLong();
+    return BucketStore.longOf(tester.<String, byte[]>map(BucketStore.ROWS, key).get(BucketStore.GENERATION_ROW));
   }
 
   static <K> void setGeneration(Tester<K> tester, K key, long generation) {
-    put(tester, key, BucketStore.GENERATION_ROW, ByteBuffer.allocate(Long.BYTES).putLong(generation).array());
+    put(tester, key, BucketStore.GENERATION_ROW, BucketStore.longBytes(generation));
   }
 
   static <K> void setEngine(Tester<K> tester, K key, byte[] engine) {
@@ -38,7 +36,7 @@ final class StoredRows {
   static <K> Map<Integer, Long> rulesOffsets(Tester<K> tester, K key) {
     Map<Integer, Long> offsets = new HashMap<>();
     tagged(tester, key, BucketStore.OFFSET_TAG)
-        .forEach((partition, value) -> offsets.put(Integer.parseInt(partition), ByteBuffer.wrap(value).getLong()));
+        .forEach((partition, value) -> offsets.put(Integer.parseInt(partition), BucketStore.longOf(value)));
     return offsets;
   }
 
