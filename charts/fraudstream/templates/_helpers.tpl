@@ -324,7 +324,7 @@ Integers go through int64: numbers from values files are floats to Helm, which p
 - name: DETECTOR_CHECKPOINT_INTERVAL
   value: {{ $d.checkpointInterval | quote }}
 - name: DETECTOR_CHECKPOINT_DIR
-  value: {{ printf "%s/detector" $d.checkpoint.mountPath | quote }}
+  value: {{ printf "%s/%s" $d.checkpoint.mountPath $d.checkpoint.directory | quote }}
 - name: DETECTOR_METRICS_PORT
   value: {{ $d.metricsPort | quote }}
 - name: DETECTOR_EVALUATOR_METRICS_PORT

@@ -124,6 +124,9 @@ def test_helm_install_dry_run_prints_ready_to_paste_kubectl_commands(
     assert f"kubectl -n {namespace} get fraudrules" in commands
     assert any(c.startswith(f"kubectl -n {namespace} logs deploy/fraudstream-detector") for c in commands)
     assert "{{" not in notes
+    # How to start a new checkpoint when an upgrade cannot resume from the old one.
+    assert "checkpoint is /var/lib/fraudstream/checkpoint/detector." in notes
+    assert "--set detector.checkpoint.directory=" in notes
     # The monitoring API exists on this server, so the release includes the monitors and no warning about them.
     assert "kind: PodMonitor" in done.stdout
     assert "monitoring.coreos.com/v1 API is absent" not in notes

@@ -85,6 +85,9 @@ def test_required_kafka_bootstrap_is_named_in_the_error() -> None:
         ("detector.reorderWaitMs=-1", "detector/reorderWaitMs"),
         ("detector.livenessTimeoutSeconds=0", "detector/livenessTimeoutSeconds"),
         ("detector.startupTimeoutSeconds=5", "detector/startupTimeoutSeconds"),
+        ("detector.checkpoint.directory=../elsewhere", "detector/checkpoint/directory"),
+        ("detector.checkpoint.directory=a/b", "detector/checkpoint/directory"),
+        ("detector.checkpoint.directory=", "detector/checkpoint/directory"),
     ],
 )
 def test_values_schema_rejects_invalid_values(override: str, message: str) -> None:
@@ -307,7 +310,7 @@ def test_detector_defaults_to_local_8_with_the_evaluators_tasks_in_the_driver_po
     assert env["SPARK_MASTER"] == "local[12]", "2 x 4 shuffle partitions + the rules topic + 3 transactions partitions"
     assert env["DETECTOR_CHECKPOINT_INTERVAL"] == "5 minutes"
     assert env["SPARK_CONF_DIR"] == "/opt/fraudstream/spark-conf"
-    assert env["DETECTOR_CHECKPOINT_DIR"].startswith("/var/lib/fraudstream/checkpoint")
+    assert env["DETECTOR_CHECKPOINT_DIR"] == "/var/lib/fraudstream/checkpoint/detector"
     assert "PYSPARK_SUBMIT_ARGS" not in env
     # local[12]: twelve task threads in the driver pod, which also serves the evaluation metrics (eval-metrics).
     assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"metrics": 9108, "eval-metrics": 9111}
@@ -327,6 +330,14 @@ def test_detector_defaults_to_local_8_with_the_evaluators_tasks_in_the_driver_po
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["checkpoint"]["persistentVolumeClaim"]["claimName"] == claim
     assert volumes["spark-conf"]["configMap"]["name"].endswith("-spark-conf")
+
+
+def test_a_new_checkpoint_directory_moves_the_detectors_checkpoint_on_the_same_claim() -> None:
+    objects = render(mode("default"), extra_args=["--set", "detector.checkpoint.directory=detector-2"])
+    pod, container = _driver(objects)
+    assert _env(container)["DETECTOR_CHECKPOINT_DIR"] == "/var/lib/fraudstream/checkpoint/detector-2"
+    claim = find(objects, "PersistentVolumeClaim", "-checkpoint")["metadata"]["name"]
+    assert {v["name"]: v for v in pod["volumes"]}["checkpoint"]["persistentVolumeClaim"]["claimName"] == claim
 
 
 def test_executors_mode_is_a_client_mode_driver_with_executor_pods_and_its_headless_service() -> None:
