@@ -35,18 +35,25 @@ public final class Engine {
       return rule.spec().groupingKeyNames();
     }
 
+    /**
+     * Whether the rule is ACTIVE and {@code fields} has its grouping fields and passes its filters. Called per rule
+     * per group of every transaction: indexed loops, since the for-each iterators over the specs' unmodifiable lists
+     * were a third of the evaluating JVM's allocation.
+     */
     boolean appliesTo(Map<String, Object> fields) {
       RuleSpec spec = rule.spec();
       if (spec.state() != RuleState.ACTIVE) {
         return false;
       }
-      for (String name : spec.groupingKeyNames()) {
-        if (!fields.containsKey(name)) {
+      List<String> names = spec.groupingKeyNames();
+      for (int i = 0; i < names.size(); i++) {
+        if (!fields.containsKey(names.get(i))) {
           return false;
         }
       }
-      for (Filter filter : spec.filters()) {
-        if (!filter.matches(fields)) {
+      List<Filter> filters = spec.filters();
+      for (int i = 0; i < filters.size(); i++) {
+        if (!filters.get(i).matches(fields)) {
           return false;
         }
       }

@@ -1,5 +1,6 @@
 package io.fraudstream.evaluator.spark;
 
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
@@ -69,6 +70,9 @@ public final class EvaluatorMetrics {
           "error");
   private final Counter applied =
       counter("fraud_rule_applied", "Transactions each ACTIVE rule applied to (evaluated or skipped)", "rule_id");
+  // Each rule's data point of `applied`, looked up once: ruleApplied runs per rule per group of every transaction,
+  // and labelValues builds its label arrays on every call.
+  private final Map<String, CounterDataPoint> appliedByRule = new ConcurrentHashMap<>();
   private final Counter skipped =
       counter(
           "fraud_rule_skipped",
@@ -179,7 +183,12 @@ public final class EvaluatorMetrics {
   }
 
   void ruleApplied(String ruleId) {
-    applied.labelValues(ruleId).inc();
+    CounterDataPoint point = appliedByRule.get(ruleId);
+    if (point == null) {
+      point = applied.labelValues(ruleId);
+      appliedByRule.putIfAbsent(ruleId, point);
+    }
+    point.inc();
   }
 
   void ruleSkipped(String ruleId, String reason) {
