@@ -106,7 +106,7 @@ class Transition:
 
 @dataclass(frozen=True)
 class BatchProgress:
-    """A batch's progress as the detector logs it (`fraudstream_detector.pipeline.ProgressMetrics`): Spark's
+    """A batch's progress as the detector logs it (`fraudstream_detector.pipeline.record_progress`): Spark's
     `durationMs`, and per stateful operator its commit time and custom metrics."""
 
     batch: int

@@ -33,7 +33,7 @@ from .config import DetectorConfig, parse_config
 from .endpoints import Endpoints
 from .jvm_evaluator import EvaluatorProgress, evaluator_conf
 from .liveness import Liveness, Progress
-from .pipeline import ProgressMetrics, start_query
+from .pipeline import listen, start_query
 from .session import build_session
 
 log = logging.getLogger("fraudstream_detector")
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     conf = {"spark.driver.memory": cfg.driver_memory} if cfg.driver_memory else {}
     conf.update(evaluator_conf(cfg))
     spark = build_session("fraudstream-detector", cfg.master, cfg.shuffle_partitions, conf)
-    spark.streams.addListener(ProgressMetrics())
+    listen(spark)
     evaluator = EvaluatorProgress(spark, cfg.evaluator_metrics_port, progress)
     offsets = EndOffsets(cfg.kafka, cfg.topics.transactions, cfg.group_id_prefix)
     watcher = threading.Thread(

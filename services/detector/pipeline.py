@@ -14,11 +14,15 @@ Every bucket gets every record: rules must reach all state, and only the owner o
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
+from py4j.java_gateway import JavaObject
+from pyspark.java_gateway import ensure_callback_server_started
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming.listener import StreamingQueryListener
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
@@ -73,33 +77,56 @@ def start_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int
     return real_time.start()
 
 
-class ProgressMetrics(StreamingQueryListener):
-    """Exports each batch's duration, its phases and the state store's size."""
+def record_progress(progress: Mapping[str, Any]) -> None:
+    """Exports one batch's progress (a StreamingQueryProgress as its JSON): the batch's duration, each phase of it,
+    the stateful operators' commit time, rows and memory; and logs it in one line, which bench.soak reads."""
+    durations: dict[str, int] = progress.get("durationMs", {})
+    if "triggerExecution" in durations:
+        metrics.BATCH_DURATION.observe(durations["triggerExecution"] / 1000)
+    for phase, ms in durations.items():
+        metrics.BATCH_PHASE.labels(phase=phase).set(ms / 1000)
+    operators: list[dict[str, Any]] = progress.get("stateOperators", [])
+    metrics.BATCH_PHASE.labels(phase="stateCommit").set(sum(op["commitTimeMs"] for op in operators) / 1000)
+    log.info(
+        "batch %s: %s rows, durations %s, state %s",
+        progress.get("batchId"),
+        progress.get("numInputRows"),
+        durations,
+        [(op["numRowsTotal"], op["commitTimeMs"], op.get("customMetrics", {})) for op in operators],
+    )
+    metrics.STATE_ROWS.set(sum(op["numRowsTotal"] for op in operators))
+    metrics.STATE_MEMORY.set(sum(op["memoryUsedBytes"] for op in operators))
 
-    def onQueryStarted(self, event: object) -> None:
+
+class ProgressListener:
+    """Spark's listener for the query's progress events, as a py4j proxy of its PythonStreamingQueryListener
+    (registered by `listen`): each batch's progress goes to `record_progress`.
+
+    It reads an event in two calls into the JVM, the progress as JSON. pyspark's StreamingQueryListener converts the
+    event field by field through py4j instead, and at every batch transition that kept Spark's listener thread and
+    the Python process busy for about a second, on the cores that plan the next batch (docs/BENCHMARKS.md).
+    """
+
+    def onQueryStarted(self, jevent: JavaObject) -> None:
         pass
 
-    def onQueryProgress(self, event: StreamingQueryListener.QueryProgressEvent) -> None:  # type: ignore[name-defined]
-        progress = event.progress
-        durations = progress.durationMs
-        if "triggerExecution" in durations:
-            metrics.BATCH_DURATION.observe(durations["triggerExecution"] / 1000)
-        for phase, ms in durations.items():
-            metrics.BATCH_PHASE.labels(phase=phase).set(ms / 1000)
-        operators = progress.stateOperators
-        metrics.BATCH_PHASE.labels(phase="stateCommit").set(sum(op.commitTimeMs for op in operators) / 1000)
-        log.info(
-            "batch %s: %s rows, durations %s, state %s",
-            progress.batchId,
-            progress.numInputRows,
-            dict(durations),
-            [(op.numRowsTotal, op.commitTimeMs, dict(op.customMetrics)) for op in operators],
-        )
-        metrics.STATE_ROWS.set(sum(op.numRowsTotal for op in operators))
-        metrics.STATE_MEMORY.set(sum(op.memoryUsedBytes for op in operators))
+    def onQueryProgress(self, jevent: JavaObject) -> None:
+        record_progress(json.loads(jevent.progress().json()))
 
-    def onQueryIdle(self, event: object) -> None:
+    def onQueryIdle(self, jevent: JavaObject) -> None:
         pass
 
-    def onQueryTerminated(self, event: object) -> None:
+    def onQueryTerminated(self, jevent: JavaObject) -> None:
         pass
+
+    class Java:
+        implements: ClassVar[list[str]] = ["org.apache.spark.sql.streaming.PythonStreamingQueryListener"]
+
+
+def listen(spark: SparkSession) -> None:
+    """Sends the progress of `spark`'s streaming queries to `record_progress` from now on."""
+    gateway = spark.sparkContext._gateway
+    assert gateway is not None, "a classic SparkSession has a py4j gateway"
+    ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
+    wrapper = gateway.jvm.org.apache.spark.sql.streaming.PythonStreamingQueryListenerWrapper(ProgressListener())
+    spark._jsparkSession.streams().addListener(wrapper)

@@ -1,5 +1,6 @@
 """make soak's watcher against a real detector process: it finds the Spark JVM, switches its GC log on through jcmd,
-and reads the checkpoint transitions and the state size from the checkpoint location. A trickle of transactions keeps
+reads the checkpoint transitions and the state size from the checkpoint location, and Spark's phases of each transition
+from the batches' progress the detector logs (and exports on its /metrics). A trickle of transactions keeps
 Real-time Mode's batches (5 s here) coming: a batch starts only when there is input."""
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ def test_the_soak_watches_a_real_detector(kafka_settings: KafkaSettings, unique_
     ensure_contract_topics(kafka_settings, unique_topics)
     checkpoint = tmp_path / "checkpoint"
     args = ["--checkpoint-interval", "5 seconds"]
-    detector, url = detector_process(kafka_settings, unique_topics, checkpoint, tmp_path / "det.log", extra_args=args)
+    log = tmp_path / "detector.log"
+    detector, url = detector_process(kafka_settings, unique_topics, checkpoint, log, extra_args=args)
     watcher = soak.Soak(sample_interval_s=1)
     stop = threading.Event()
 
@@ -46,6 +48,7 @@ def test_the_soak_watches_a_real_detector(kafka_settings: KafkaSettings, unique_
         start_ms = time.time() * 1000
         watcher.watch(run.Measurement(tmp_path, checkpoint, detector.pid, start_ms, 25))
         end_ms = time.time() * 1000
+        batches_exported = sample(url, "fraud_batch_duration_seconds_count")
     finally:
         stop.set()
         producer.join(30)
@@ -56,3 +59,7 @@ def test_the_soak_watches_a_real_detector(kafka_settings: KafkaSettings, unique_
     assert len(report["transitions"]) >= 2, watcher.commits  # a batch every 5 s
     assert all(t["stall_ms"] is None for t in report["transitions"])  # no alerts, so no silence to measure
     assert [m["state_disk_mb"] is not None for m in report["minutes"]] == [True]
+    # Spark's phases come from the progress lines the detector logs (the last batch's may not be logged yet).
+    assert [bool(t["spark_ms"]) for t in report["transitions"][:-1]] == [True] * (len(report["transitions"]) - 1)
+    assert report["transitions"][0]["spark_ms"]["commitOffsets"] >= 0
+    assert batches_exported >= len(report["transitions"]) - 1
