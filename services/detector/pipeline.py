@@ -125,6 +125,7 @@ class ProgressListener:
 
 def listen(spark: SparkSession) -> None:
     """Sends the progress of `spark`'s streaming queries to `record_progress` from now on."""
+    # As pyspark's own StreamingQueryManager.addListener registers a Python listener, minus its event conversion.
     gateway = spark.sparkContext._gateway
     assert gateway is not None, "a classic SparkSession has a py4j gateway"
     ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
