@@ -103,8 +103,8 @@ class ProgressListener:
     (registered by `listen`): each batch's progress goes to `record_progress`.
 
     It reads an event in two calls into the JVM, the progress as JSON. pyspark's StreamingQueryListener converts the
-    event field by field through py4j instead, and at every batch transition that kept Spark's listener thread and
-    the Python process busy for about a second, on the cores that plan the next batch (docs/BENCHMARKS.md).
+    event field by field through py4j instead, and at every batch transition that kept Spark's listener thread busy
+    for 1.2-1.7 s, on the cores that plan the next batch (docs/BENCHMARKS.md).
     """
 
     def onQueryStarted(self, jevent: JavaObject) -> None:
