@@ -14,11 +14,17 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
-# The JVMs that evaluate: the log configuration; a G1 pause goal of 50 ms instead of 200 (the evaluator's window cache
-# keeps up to a quarter of the heap in long-lived objects, and at its 200 ms goal G1 paused 130-200 ms every ~2 s,
-# each pause straight into the alert latency); and System.gc() as a concurrent cycle: Spark's ContextCleaner calls it
-# every 30 minutes (spark.cleaner.periodicGC.interval), which stopped the stream for a 1.8 s full collection.
-JVM_OPTIONS = f"-Dlog4j2.configurationFile={LOG4J2_CONFIG} -XX:MaxGCPauseMillis=50 -XX:+ExplicitGCInvokesConcurrent"
+# The garbage collector settings of the JVMs that evaluate:
+# - a G1 pause goal of 50 ms instead of 200: the evaluator's window cache keeps up to a quarter of the heap in
+#   long-lived objects, and at the 200 ms goal G1 paused 130-200 ms every ~2 s, each pause straight into the latency;
+# - the old regions of a mixed phase spread over 64 collections instead of 8: G1 evacuates at least 1/target of its
+#   candidate regions in each mixed collection whatever the pause goal, and at 8, with the cache's 1.5-2 GB of old
+#   garbage to reclaim every 3-5 minutes, each phase paused 8 times for a median 117 ms and up to 341 ms, a third of the
+#   alerts over 150 ms in the 60-minute soak (docs/BENCHMARKS.md);
+# - System.gc() as a concurrent cycle: Spark's ContextCleaner calls it every 30 minutes
+#   (spark.cleaner.periodicGC.interval), which stopped the stream for a 1.8 s full collection.
+GC_OPTIONS = ("-XX:MaxGCPauseMillis=50", "-XX:G1MixedGCCountTarget=64", "-XX:+ExplicitGCInvokesConcurrent")
+JVM_OPTIONS = " ".join([f"-Dlog4j2.configurationFile={LOG4J2_CONFIG}", *GC_OPTIONS])
 # Checkpoint settings the detector changes from Spark's defaults, unless spark-defaults.conf or the caller sets them.
 # History: Spark keeps the last 100 batches and snapshots the state every 10th, i.e. 8 hours of changelogs at
 # 5-minute batches, so the state on disk grew with every batch of a run whatever its windows. A restart reads back

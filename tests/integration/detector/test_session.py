@@ -1,15 +1,17 @@
 """The detector's SparkSession writes its checkpoints through Hadoop's local file system without forked commands
 (session.LOCAL_FILE_SYSTEM): each of Hadoop's two APIs resolves the file: scheme to the evaluator jar's classes, in the
-JVM that runs the query. What the classes do is the JVM's ForklessLocalFileSystemTest; what they save, BENCHMARKS.md."""
+JVM that runs the query. What the classes do is the JVM's ForklessLocalFileSystemTest; what they save, BENCHMARKS.md.
+The JVM that runs the query also runs with the detector's garbage collector settings (session.GC_OPTIONS)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fraudstream_detector.session import LOCAL_FILE_SYSTEM
+from fraudstream_detector.session import GC_OPTIONS, LOCAL_FILE_SYSTEM
 
 pytestmark = pytest.mark.integration
 
@@ -38,3 +40,17 @@ def test_a_checkpoint_file_written_through_it_reads_back_with_its_checksum(spark
     assert (tmp_path / "0").read_bytes() == b"v1\n{}"
     assert (tmp_path / ".0.crc").is_file()
     assert oct((tmp_path / "0").stat().st_mode & 0o777) == oct(0o644)
+
+
+def test_the_jvm_that_evaluates_runs_with_the_garbage_collector_settings(spark: Any) -> None:
+    jvm = spark._jvm
+    diagnostics = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+        jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean")
+    )
+    assert "G1" in jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()[0].getName()
+    for option in GC_OPTIONS:
+        parsed = re.fullmatch(r"-XX:(?:(?P<sign>[+-])(?P<switch>\w+)|(?P<flag>\w+)=(?P<value>\S+))", option)
+        assert parsed is not None, option
+        name = parsed["switch"] or parsed["flag"]
+        expected = {"+": "true", "-": "false"}[parsed["sign"]] if parsed["sign"] else parsed["value"]
+        assert diagnostics.getVMOption(name).getValue() == expected, option
