@@ -19,8 +19,8 @@ LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
 #   long-lived objects, and at the 200 ms goal G1 paused 130-200 ms every ~2 s, each pause straight into the latency;
 # - the old regions of a mixed phase spread over 64 collections instead of 8: G1 evacuates at least 1/target of its
 #   candidate regions in each mixed collection whatever the pause goal, and at 8, with the cache's 1.5-2 GB of old
-#   garbage to reclaim every 3-5 minutes, each phase paused 8 times for a median 117 ms and up to 341 ms, a third of the
-#   alerts over 150 ms in the 60-minute soak (docs/BENCHMARKS.md);
+#   garbage to reclaim every 3-5 minutes, each phase paused 8 times for a median 117 ms and up to 341 ms; at 64 the
+#   soak's pauses over 150 ms went from 63 to 32 in the hour, at the same total (docs/BENCHMARKS.md);
 # - System.gc() as a concurrent cycle: Spark's ContextCleaner calls it every 30 minutes
 #   (spark.cleaner.periodicGC.interval), which stopped the stream for a 1.8 s full collection.
 GC_OPTIONS = ("-XX:MaxGCPauseMillis=50", "-XX:G1MixedGCCountTarget=64", "-XX:+ExplicitGCInvokesConcurrent")
