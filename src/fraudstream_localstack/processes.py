@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -75,11 +76,43 @@ class StopSignals:
             tick()
 
 
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+# Above the fixed ports of the servers we run (the kubelet's and kube-proxy's 10248-10259 among them), below
+# Kubernetes' NodePort range (30000-32767).
+_TEST_PORTS = range(12_000, 30_000)
+_handed_out: set[int] = set()
+
+
+def ephemeral_range(source: Path = _EPHEMERAL_RANGE) -> tuple[int, int]:
+    """The ports the kernel hands to binds of port 0 and to outgoing connections (Linux's default if unreadable)."""
+    try:
+        low, high = (int(field) for field in source.read_text().split())
+    except (OSError, ValueError):
+        return 32_768, 60_999
+    return low, high
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A TCP port, free on every interface a moment ago, that the kernel gives no other process.
+
+    The port lies outside the kernel's ephemeral range, so a process that binds port 0 (Spark's servers, the JVM's
+    JMX, every outgoing connection's local end) cannot take it between this call and its user's bind. It is never
+    handed out twice by one process.
+    """
+    low, high = ephemeral_range()
+    candidates = [port for port in _TEST_PORTS if not low <= port <= high]
+    for port in random.sample(candidates, len(candidates)):
+        if port in _handed_out:
+            continue
+        with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+            try:
+                sock.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    first, last = _TEST_PORTS.start, _TEST_PORTS.stop - 1
+    raise OSError(f"no free TCP port in {first}-{last} outside the ephemeral range {low}-{high}")
 
 
 def port_open(port: int, host: str = "127.0.0.1") -> bool:
