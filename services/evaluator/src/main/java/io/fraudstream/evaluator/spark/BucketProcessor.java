@@ -54,8 +54,10 @@ public final class BucketProcessor extends StatefulProcessor<String, Row, Row> {
   /**
    * A call whose newest transaction reached Kafka longer ago than this is draining a backlog (after a batch
    * transition, say): its walk step is {@link #SWEEP_SLICE} groups only, so that the walk does not slow the drain.
+   * At 250 ms the walk's share kept the detector at its margin while a backlog built up to that age: alerts during
+   * the walks of a 600 s soak had a median of 70 ms (12 ms outside them); at 100 ms, 19 ms.
    */
-  static final long SWEEP_BACKLOG_MS = 250;
+  static final long SWEEP_BACKLOG_MS = 100;
 
   /**
    * The engine's settings, as configured (they override what a restored state holds); {@code stateCacheBytes} bounds
