@@ -27,6 +27,15 @@ def parse_histogram(metrics_text: str, name: str) -> dict[float, float]:
     return buckets
 
 
+def finest_bucket_ms(histogram: Mapping[float, float]) -> float:
+    """The width in ms of a histogram's narrowest bucket ({upper bound in s: count}; the first bucket starts at 0): a
+    quantile interpolated inside a bucket is known no closer than that. NaN without a finite bound."""
+    bounds = sorted(b for b in histogram if math.isfinite(b))
+    if not bounds:
+        return math.nan
+    return round(min(upper - lower for lower, upper in zip([0.0, *bounds[:-1]], bounds, strict=True)) * 1000, 6)
+
+
 def histogram_quantile(q: float, before: Mapping[float, float], after: Mapping[float, float]) -> float:
     """The q-quantile (0..1) of the observations made between two scrapes, interpolated as PromQL does."""
     bounds = sorted(after)

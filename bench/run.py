@@ -39,7 +39,7 @@ from typing import Any, Protocol
 from confluent_kafka import Consumer, TopicPartition
 
 from bench import rules
-from bench.latency import histogram_quantile, parse_histogram, percentile
+from bench.latency import finest_bucket_ms, histogram_quantile, parse_histogram, percentile
 from bench.rules import write_manifests
 from bench.targets import DeployedTarget, LocalTarget, in_cluster_dns
 from fraudstream_kafka.settings import KafkaSettings
@@ -367,8 +367,9 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     result["budget_met"] = bool(latencies) and result["p99_ms"] <= 500 and result["p50_ms"] <= 300
-    result["detector_agrees"] = agrees(result["detector_p50_ms"], result["p50_ms"]) and agrees(
-        result["detector_p99_ms"], result["p99_ms"]
+    resolution_ms = finest_bucket_ms(hist_end)
+    result["detector_agrees"] = agrees(result["detector_p50_ms"], result["p50_ms"], resolution_ms) and agrees(
+        result["detector_p99_ms"], result["p99_ms"], resolution_ms
     )
     result.update(watcher.report(window, start_ms, end_ms))
     args.output.parent.mkdir(parents=True, exist_ok=True)
@@ -389,15 +390,10 @@ def remove_stored_data(paths: list[Path]) -> None:
         print(f"bench: removed the stored data ({', '.join(map(str, paths))}); --keep-data keeps it", flush=True)
 
 
-# The width of the detector histogram's finest buckets (EvaluatorMetrics.LATENCY_BUCKETS_S: 0-10 ms, then 10 ms wide
-# up to 100 ms): a quantile that falls in one is only interpolated, so it cannot be held closer than this.
-HISTOGRAM_RESOLUTION_MS = 10.0
-
-
-def agrees(reported_ms: float, measured_ms: float, tolerance: float = 0.2) -> bool:
+def agrees(reported_ms: float, measured_ms: float, resolution_ms: float, tolerance: float = 0.2) -> bool:
     """Whether the detector's own quantile is within `tolerance` (relative) of the independently measured one, or
-    within HISTOGRAM_RESOLUTION_MS of it, whichever is wider."""
-    allowed = max(tolerance * measured_ms, HISTOGRAM_RESOLUTION_MS)
+    within `resolution_ms` (its histogram's finest bucket width, `finest_bucket_ms`) of it, whichever is wider."""
+    allowed = max(tolerance * measured_ms, resolution_ms if math.isfinite(resolution_ms) else 0.0)
     return measured_ms > 0 and abs(reported_ms - measured_ms) <= allowed
 
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bench.latency import histogram_quantile, parse_histogram, percentile
+from bench.latency import finest_bucket_ms, histogram_quantile, parse_histogram, percentile
 from bench.run import PHASES, AlertSample, agrees, spread
 
 
@@ -59,7 +59,22 @@ def test_a_histogram_served_by_several_endpoints_is_summed_per_bucket() -> None:
 def test_the_detector_agrees_within_twenty_percent_or_its_histogram_resolution(
     reported: float, measured: float, expected: bool
 ) -> None:
-    assert agrees(reported, measured) is expected
+    assert agrees(reported, measured, 10.0) is expected
+
+
+def test_without_a_histogram_resolution_only_twenty_percent_is_allowed() -> None:
+    assert agrees(6.0, 8.1, math.nan) is False
+    assert agrees(119.9, 100.0, math.nan) is True
+
+
+def test_the_resolution_is_the_narrowest_bucket_counting_the_first_from_zero() -> None:
+    # The detector's buckets (EvaluatorMetrics.LATENCY_BUCKETS_S) start 0.01, 0.02, 0.03 ... 0.1, 0.125 ...
+    detector = {0.01: 1.0, 0.02: 2.0, 0.03: 2.0, 0.1: 3.0, 0.125: 3.0, 120.0: 4.0, math.inf: 4.0}
+    assert finest_bucket_ms(detector) == 10.0
+    assert finest_bucket_ms({0.005: 1.0, 0.5: 2.0, math.inf: 2.0}) == 5.0
+    assert finest_bucket_ms({0.5: 1.0, 1.0: 1.0, math.inf: 1.0}) == 500.0
+    assert math.isnan(finest_bucket_ms({math.inf: 3.0}))
+    assert math.isnan(finest_bucket_ms({}))
 
 
 def test_phases_add_up_to_the_end_to_end_latency() -> None:
