@@ -77,9 +77,10 @@ class StopSignals:
 
 
 _EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
-# Above the fixed ports of the servers we run (the kubelet's and kube-proxy's 10248-10259 among them), below
-# Kubernetes' NodePort range (30000-32767).
-_TEST_PORTS = range(12_000, 30_000)
+# The ports free_port() chooses from, for the local stack, the tests and the bench alike: above the fixed ports of
+# the servers we run (the kubelet's and kube-proxy's 10248-10259 among them), below Kubernetes' NodePort range
+# (30000-32767).
+_PORT_POOL = range(12_000, 30_000)
 _handed_out: set[int] = set()
 
 
@@ -100,7 +101,7 @@ def free_port() -> int:
     handed out twice by one process.
     """
     low, high = ephemeral_range()
-    candidates = [port for port in _TEST_PORTS if not low <= port <= high]
+    candidates = [port for port in _PORT_POOL if not low <= port <= high]
     for port in random.sample(candidates, len(candidates)):
         if port in _handed_out:
             continue
@@ -111,7 +112,7 @@ def free_port() -> int:
                 continue
         _handed_out.add(port)
         return port
-    first, last = _TEST_PORTS.start, _TEST_PORTS.stop - 1
+    first, last = _PORT_POOL.start, _PORT_POOL.stop - 1
     raise OSError(f"no free TCP port in {first}-{last} outside the ephemeral range {low}-{high}")
 
 

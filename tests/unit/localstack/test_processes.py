@@ -32,7 +32,7 @@ def test_a_port_in_use_is_never_handed_out(monkeypatch: pytest.MonkeyPatch) -> N
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         taken = busy.getsockname()[1]
-        monkeypatch.setattr(processes, "_TEST_PORTS", range(taken, taken + 1))
+        monkeypatch.setattr(processes, "_PORT_POOL", range(taken, taken + 1))
         monkeypatch.setattr(processes, "ephemeral_range", lambda: (1, 2))
         monkeypatch.setattr(processes, "_handed_out", set())
         with pytest.raises(OSError, match=f"no free TCP port in {taken}-{taken}"):
