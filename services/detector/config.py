@@ -49,7 +49,7 @@ class DetectorConfig:
     metrics_port: int
     master: str
     sweep_interval_ms: int = 600_000
-    checkpoint_interval: str = "10 minutes"
+    checkpoint_interval: str = "5 minutes"
     driver_memory: str = ""
     rules_catch_up_timeout_ms: int = 60_000
     future_skew_ms: int = 300_000
@@ -129,7 +129,7 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
     opt(
         "--checkpoint-interval",
         "DETECTOR_CHECKPOINT_INTERVAL",
-        "10 minutes",
+        "5 minutes",
         "how often Real-time Mode checkpoints progress and state",
         checkpoint_interval,
     )

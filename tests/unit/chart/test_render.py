@@ -308,7 +308,7 @@ def test_detector_defaults_to_local_8_with_the_evaluators_tasks_in_the_driver_po
     env = _env(container)
     assert not REMOVED_ENV & set(env)
     assert env["SPARK_MASTER"] == "local[12]", "2 x 4 shuffle partitions + the rules topic + 3 transactions partitions"
-    assert env["DETECTOR_CHECKPOINT_INTERVAL"] == "10 minutes"
+    assert env["DETECTOR_CHECKPOINT_INTERVAL"] == "5 minutes"
     assert env["SPARK_CONF_DIR"] == "/opt/fraudstream/spark-conf"
     assert env["DETECTOR_CHECKPOINT_DIR"] == "/var/lib/fraudstream/checkpoint/detector"
     assert "PYSPARK_SUBMIT_ARGS" not in env
