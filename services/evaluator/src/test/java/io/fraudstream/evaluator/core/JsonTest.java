@@ -138,6 +138,18 @@ class JsonTest {
   }
 
   @Test
+  void quoteEscapesWhereverTheCharacterIs() {
+    assertEquals("\"payer-1\"", Json.write("payer-1"));
+    assertEquals("\"\\nab\"", Json.write("\nab"));
+    assertEquals("\"ab\\\"\"", Json.write("ab\""));
+    assertEquals("\"\"", Json.write(""));
+    assertEquals("\"a\u007fb\"", Json.write("a\u007fb"));
+    StringBuilder ascii = new StringBuilder();
+    Json.quote("a\u007fb", true, ascii);
+    assertEquals("\"a\\u007fb\"", ascii.toString());
+  }
+
+  @Test
   void writeSortedOrdersKeysByCodePointAtEveryLevel() {
     Map<String, Object> inner = new LinkedHashMap<>();
     inner.put("\ud83d\ude00", 1);
