@@ -34,32 +34,46 @@ public final class Engine {
     List<String> keyGroup() {
       return rule.spec().groupingKeyNames();
     }
+  }
 
-    /**
-     * Whether the rule is ACTIVE and {@code fields} has its grouping fields and passes its filters. Called per rule
-     * per group of every transaction, so it loops by index: the JIT did not always remove the for-each iterators
-     * over the specs' unmodifiable lists (docs/BENCHMARKS.md, "Allocation in the evaluator").
-     */
-    boolean appliesTo(Map<String, Object> fields) {
-      RuleSpec spec = rule.spec();
-      if (spec.state() != RuleState.ACTIVE) {
-        return false;
-      }
-      List<String> names = spec.groupingKeyNames();
-      for (int i = 0; i < names.size(); i++) {
-        if (!fields.containsKey(names.get(i))) {
-          return false;
-        }
-      }
+  /**
+   * How a rule reads the stored events of its key group, whose values follow the projection {@code fieldNames}: its
+   * filters and its aggregate field by position there. A missing field passes no filter and holds no amount, as
+   * {@link Filter#matches} and {@link Transaction#amountOf} read a transaction's fields.
+   */
+  private record Reading(List<Filter> filters, int[] filterPositions, int valuePosition) {
+    static Reading of(RuleSpec spec, List<String> fieldNames) {
       List<Filter> filters = spec.filters();
-      for (int i = 0; i < filters.size(); i++) {
-        if (!filters.get(i).matches(fields)) {
+      int[] positions = new int[filters.size()];
+      for (int i = 0; i < positions.length; i++) {
+        positions[i] = fieldNames.indexOf(filters.get(i).field());
+      }
+      String field = spec.aggregateFieldName();
+      return new Reading(filters, positions, field == null ? -1 : fieldNames.indexOf(field));
+    }
+
+    /** Whether {@code event} passes every filter. */
+    boolean passes(StoredEvent event) {
+      List<Object> values = event.values();
+      List<BigDecimal> numbers = event.numbers();
+      for (int i = 0; i < filterPositions.length; i++) {
+        int position = filterPositions[i];
+        Object value = values.get(position);
+        if (value == Missing.MISSING || !filters.get(i).matchesValue(value, numbers.get(position))) {
           return false;
         }
       }
       return true;
     }
+
+    /** What {@code event} adds to the aggregate: one (COUNT), or the amount in its field, null if there is none. */
+    BigDecimal value(StoredEvent event) {
+      return valuePosition < 0 ? BigDecimal.ONE : event.amounts().get(valuePosition);
+    }
   }
+
+  /** An ACTIVE rule of a key group and its {@link Reading} of the group's events. */
+  private record ActiveRule(RuleVersion version, Reading reading) {}
 
   /**
    * Everything a transaction needs about one key group's rules, computed once per rule change: {@code specs} holds a
@@ -69,10 +83,16 @@ public final class Engine {
    */
   private record KeyGroupPlan(
       List<String> fieldNames,
-      List<RuleVersion> active,
+      List<ActiveRule> active,
       long widestActiveWindowMs,
       long widestExactWindowMs,
       Map<String, WindowSpec> specs) {}
+
+  /**
+   * A key group each transaction is grouped by (every one ever known, so that groups of one whose rules are gone are
+   * deleted): its names, its group keys' {@link GroupKeys#keyPrefix prefix}, its plan (null without rules).
+   */
+  private record TouchedKeyGroup(List<String> names, String keyPrefix, KeyGroupPlan plan) {}
 
   private final long latenessMs;
   private final long futureSkewMs;
@@ -82,7 +102,7 @@ public final class Engine {
   private final TreeSet<List<String>> knownKeyGroups = new TreeSet<>(CodePointOrder::compareStringLists);
   private Map<List<String>, KeyGroupPlan> plans = Map.of();
   private List<RuleVersion> active = List.of();
-  private List<List<String>> touchedKeyGroups = List.of();
+  private List<TouchedKeyGroup> touchedKeyGroups = List.of();
 
   public Engine(long latenessMs, long futureSkewMs) {
     if (latenessMs < 0) {
@@ -187,7 +207,7 @@ public final class Engine {
         names.addAll(version.rule().spec().fieldNamesUsed());
       }
       List<String> fieldNames = List.copyOf(names);
-      List<RuleVersion> activeVersions = new ArrayList<>();
+      List<ActiveRule> activeRules = new ArrayList<>();
       Map<String, WindowSpec> specs = new LinkedHashMap<>();
       long widestMs = 0;
       long widestExactMs = 0;
@@ -198,7 +218,7 @@ public final class Engine {
           specs.put(version.rule().ruleId(), windowSpec(version, fieldNames));
         }
         if (isActive) {
-          activeVersions.add(version);
+          activeRules.add(new ActiveRule(version, Reading.of(spec, fieldNames)));
           widestMs = Math.max(widestMs, spec.windowMs());
           widestExactMs = spec.precisionMs() == null ? Math.max(widestExactMs, spec.windowMs()) : widestExactMs;
         }
@@ -207,7 +227,7 @@ public final class Engine {
           entry.getKey(),
           new KeyGroupPlan(
               fieldNames,
-              List.copyOf(activeVersions),
+              List.copyOf(activeRules),
               widestMs,
               widestExactMs,
               Collections.unmodifiableMap(specs)));
@@ -220,7 +240,11 @@ public final class Engine {
       }
     }
     active = List.copyOf(activeVersions);
-    touchedKeyGroups = List.copyOf(knownKeyGroups);
+    List<TouchedKeyGroup> touched = new ArrayList<>();
+    for (List<String> keyGroup : knownKeyGroups) {
+      touched.add(new TouchedKeyGroup(keyGroup, GroupKeys.keyPrefix(keyGroup), newPlans.get(keyGroup)));
+    }
+    touchedKeyGroups = List.copyOf(touched);
   }
 
   private WindowSpec windowSpec(RuleVersion version, List<String> fieldNames) {
@@ -240,32 +264,14 @@ public final class Engine {
 
   /** The value a stored event contributes to {@code version}'s window, or null if it does not count. */
   private static ValueOf valueOf(RuleVersion version, List<String> fieldNames) {
-    RuleSpec spec = version.rule().spec();
-    List<Filter> filters = spec.filters();
-    int[] filterPositions = new int[filters.size()];
-    for (int i = 0; i < filterPositions.length; i++) {
-      filterPositions[i] = fieldNames.indexOf(filters.get(i).field());
-    }
-    int valuePosition = spec.aggregateFieldName() == null ? -1 : fieldNames.indexOf(spec.aggregateFieldName());
+    Reading reading = Reading.of(version.rule().spec(), fieldNames);
     long startSeq = version.windowStartSeq();
     long startTsMs = version.windowStartTsMs();
     return event -> {
-      if (event.ruleSeq() < startSeq || event.ingestTsMs() < startTsMs) {
+      if (event.ruleSeq() < startSeq || event.ingestTsMs() < startTsMs || !reading.passes(event)) {
         return null;
       }
-      List<Object> values = event.values();
-      List<BigDecimal> numbers = event.numbers();
-      for (int i = 0; i < filterPositions.length; i++) {
-        int position = filterPositions[i];
-        Object value = values.get(position);
-        if (value == Missing.MISSING || !filters.get(i).matchesValue(value, numbers.get(position))) {
-          return null;
-        }
-      }
-      if (valuePosition < 0) {
-        return BigDecimal.ONE;
-      }
-      return event.amounts().get(valuePosition);
+      return reading.value(event);
     };
   }
 
@@ -314,12 +320,13 @@ public final class Engine {
     List<Outcome.SkippedRule> skipped = new ArrayList<>();
     List<String> applied = new ArrayList<>();
     boolean outOfOrder = false;
-    for (List<String> keyGroup : touchedKeyGroups) {
-      String key = GroupKeys.groupKey(keyGroup, fields);
+    for (TouchedKeyGroup touched : touchedKeyGroups) {
+      List<String> keyGroup = touched.names();
+      String key = GroupKeys.groupKey(touched.keyPrefix(), keyGroup, fields);
       if (key == null || !owns.test(key)) {
         continue;
       }
-      KeyGroupPlan plan = plans.get(keyGroup);
+      KeyGroupPlan plan = touched.plan();
       if (plan == null) {
         store.delete(key);
         continue;
@@ -343,22 +350,26 @@ public final class Engine {
         String name = plan.fieldNames().get(i);
         values[i] = fields.containsKey(name) ? fields.get(name) : Missing.MISSING;
       }
-      window.insert(
-          tx.eventTimeMs(),
-          tx.ingestTsMs(),
-          tx.partition(),
-          tx.offset(),
-          ruleSeq,
-          Collections.unmodifiableList(java.util.Arrays.asList(values)));
-      for (RuleVersion version : plan.active()) {
-        if (!version.appliesTo(fields)) {
+      StoredEvent event =
+          window.insert(
+              tx.eventTimeMs(),
+              tx.ingestTsMs(),
+              tx.partition(),
+              tx.offset(),
+              ruleSeq,
+              Collections.unmodifiableList(java.util.Arrays.asList(values)));
+      // The event holds the transaction's fields as the key group's rules read them (its grouping fields are
+      // there: the transaction has a group key).
+      for (ActiveRule active : plan.active()) {
+        if (!active.reading().passes(event)) {
           continue;
         }
+        RuleVersion version = active.version();
         String ruleId = version.rule().ruleId();
         applied.add(ruleId);
-        String name = version.rule().spec().aggregateFieldName();
-        BigDecimal own = name == null ? BigDecimal.ONE : Transaction.amountOf(fields, name);
+        BigDecimal own = active.reading().value(event);
         if (own == null) {
+          String name = version.rule().spec().aggregateFieldName();
           skipped.add(new Outcome.SkippedRule(ruleId, Transaction.skipReason(fields, name)));
           continue;
         }

@@ -222,6 +222,11 @@ public final class EventCodec {
     }
 
     void string(String s) {
+      if (!Json.hasSurrogate(s)) { // UTF-8 encodes every other string exactly
+        bytes.write(UTF8);
+        blob(s.getBytes(StandardCharsets.UTF_8));
+        return;
+      }
       CharsetEncoder encoder =
           StandardCharsets.UTF_8
               .newEncoder()

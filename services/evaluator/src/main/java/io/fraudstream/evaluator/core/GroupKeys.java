@@ -20,21 +20,32 @@ public final class GroupKeys {
 
   /** The group of {@code fields} in {@code keyGroup} (sorted names); null if a grouping field is missing. */
   public static String groupKey(List<String> keyGroup, Map<String, Object> fields) {
-    List<Object> values = new ArrayList<>(keyGroup.size());
+    return groupKey(keyPrefix(keyGroup), keyGroup, fields);
+  }
+
+  /** What every group key of {@code keyGroup} starts with (its names), for {@link #groupKey(String, List, Map)}. */
+  public static String keyPrefix(List<String> keyGroup) {
+    StringBuilder out = new StringBuilder();
+    out.append('[');
+    Json.write(keyGroup, out, true);
+    return out.append(',').toString();
+  }
+
+  /** {@link #groupKey(List, Map)} given {@code keyPrefix}, the key group's {@link #keyPrefix}. */
+  public static String groupKey(String keyPrefix, List<String> keyGroup, Map<String, Object> fields) {
+    StringBuilder out = new StringBuilder(keyPrefix.length() + 16 * keyGroup.size() + 4);
+    out.append(keyPrefix).append('[');
     for (int i = 0; i < keyGroup.size(); i++) { // indexed: no iterator per group of every transaction
       String name = keyGroup.get(i);
       if (!fields.containsKey(name)) {
         return null;
       }
-      values.add(canonicalKeyValue(fields.get(name)));
+      if (i > 0) {
+        out.append(',');
+      }
+      Json.write(canonicalKeyValue(fields.get(name)), out, true);
     }
-    StringBuilder out = new StringBuilder();
-    out.append('[');
-    Json.write(keyGroup, out, true);
-    out.append(',');
-    Json.write(values, out, true);
-    out.append(']');
-    return out.toString();
+    return out.append("]]").toString();
   }
 
   private static Object canonicalKeyValue(Object value) {

@@ -51,6 +51,9 @@ public final class Json {
 
   /** Parse UTF-8 JSON bytes (strictly decoded). */
   public static Object parse(byte[] data) throws JsonValueException {
+    if (isAscii(data)) { // every byte a character of its own: nothing to decode strictly
+      return parse(new String(data, StandardCharsets.US_ASCII));
+    }
     CharsetDecoder decoder =
         StandardCharsets.UTF_8
             .newDecoder()
@@ -66,6 +69,25 @@ public final class Json {
       throw new JsonValueException("not valid UTF-8 at byte " + in.position(), null);
     }
     return parse(out.flip().toString());
+  }
+
+  private static boolean isAscii(byte[] data) {
+    for (byte b : data) {
+      if (b < 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Whether {@code s} holds a UTF-16 surrogate (paired or not). */
+  static boolean hasSurrogate(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      if (Character.isSurrogate(s.charAt(i))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Parse JSON text. */
@@ -231,7 +253,12 @@ public final class Json {
    */
   public static void quote(String s, boolean asciiOnly, StringBuilder out) {
     out.append('"');
-    for (int i = 0; i < s.length(); i++) {
+    int plain = 0; // s[:plain] needs no escape: appended in one piece
+    while (plain < s.length() && isPlain(s.charAt(plain), asciiOnly)) {
+      plain++;
+    }
+    out.append(s, 0, plain);
+    for (int i = plain; i < s.length(); i++) {
       char c = s.charAt(i);
       if (Character.isSurrogate(c)) {
         boolean pair =
@@ -261,6 +288,11 @@ public final class Json {
       }
     }
     out.append('"');
+  }
+
+  /** Whether {@link #quote} writes {@code c} as itself. */
+  private static boolean isPlain(char c, boolean asciiOnly) {
+    return c >= 0x20 && c != '"' && c != '\\' && !Character.isSurrogate(c) && (!asciiOnly || c <= 0x7e);
   }
 
   /** Already-serialized JSON text, written verbatim. */

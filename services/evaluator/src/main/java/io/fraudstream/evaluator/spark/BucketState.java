@@ -67,9 +67,18 @@ final class BucketState {
   /** A lower bound of the newest event time of the groups written since the last finished walk began; null: none. */
   private Long writtenFloorMs;
   private long cacheBytes;
-  private final LinkedHashMap<String, GroupWindow> windows = new LinkedHashMap<>(1024, 0.75f, true);
-  private final Map<String, Long> cachedSizes = new HashMap<>();
+  private final LinkedHashMap<String, Cached> windows = new LinkedHashMap<>(1024, 0.75f, true);
   private long cachedBytes;
+
+  /** A cached window and its heap estimate ({@link GroupWindow#heapBytes}) when it was last weighed. */
+  private static final class Cached {
+    final GroupWindow window;
+    long bytes;
+
+    Cached(GroupWindow window) {
+      this.window = window;
+    }
+  }
 
   private BucketState(String cacheKey, long generation, Engine engine, long nowMs, boolean storeHasGroups) {
     this.cacheKey = cacheKey;
@@ -198,12 +207,12 @@ final class BucketState {
     @Override
     public GroupWindow get(String groupKey) {
       used.add(groupKey);
-      GroupWindow window = windows.get(groupKey);
-      if (window != null) {
-        window.attachPager(rows.pager(groupKey)); // this task's store
-        return window;
+      Cached cached = windows.get(groupKey);
+      if (cached != null) {
+        cached.window.attachPager(rows.pager(groupKey)); // this task's store
+        return cached.window;
       }
-      window = rows.load(groupKey);
+      GroupWindow window = rows.load(groupKey);
       if (window != null) {
         cache(groupKey, window);
       }
@@ -214,7 +223,10 @@ final class BucketState {
     public void put(String groupKey, GroupWindow window) {
       used.add(groupKey);
       written(window);
-      cache(groupKey, window);
+      Cached cached = windows.get(groupKey);
+      if (cached == null || cached.window != window) {
+        cache(groupKey, window);
+      } // else weighed again at the flush, as every group the call used
       dirty.put(groupKey, window);
     }
 
@@ -231,23 +243,22 @@ final class BucketState {
       dirty.clear();
       // Every group this call used (changed ones are now written) is paged out and weighed again.
       for (String groupKey : used) {
-        GroupWindow window = windows.get(groupKey);
-        if (window != null) {
-          window.pageOut(false);
-          cache(groupKey, window);
+        Cached cached = windows.get(groupKey); // and last in access order
+        if (cached != null) {
+          cached.window.pageOut(false);
+          weigh(cached);
         }
       }
       int budgetShare = Math.max(1, CACHES.size());
       // Access order puts the groups this call used last: eviction stops at the first of them.
-      java.util.Iterator<Map.Entry<String, GroupWindow>> eldest = windows.entrySet().iterator();
+      java.util.Iterator<Map.Entry<String, Cached>> eldest = windows.entrySet().iterator();
       while (cachedBytes > cacheBytes / budgetShare && eldest.hasNext()) {
-        String groupKey = eldest.next().getKey();
-        if (used.contains(groupKey)) {
+        Map.Entry<String, Cached> entry = eldest.next();
+        if (used.contains(entry.getKey())) {
           break;
         }
         eldest.remove();
-        Long size = cachedSizes.remove(groupKey);
-        cachedBytes -= size == null ? 0 : size;
+        cachedBytes -= entry.getValue().bytes;
       }
     }
 
@@ -316,16 +327,21 @@ final class BucketState {
   }
 
   private void cache(String groupKey, GroupWindow window) {
-    windows.put(groupKey, window);
-    long size = window.heapBytes();
-    Long previous = cachedSizes.put(groupKey, size);
-    cachedBytes += size - (previous == null ? 0 : previous);
+    Cached cached = new Cached(window);
+    Cached previous = windows.put(groupKey, cached);
+    cachedBytes -= previous == null ? 0 : previous.bytes;
+    weigh(cached);
   }
 
   private void uncache(String groupKey) {
-    windows.remove(groupKey);
-    Long size = cachedSizes.remove(groupKey);
-    cachedBytes -= size == null ? 0 : size;
+    Cached cached = windows.remove(groupKey);
+    cachedBytes -= cached == null ? 0 : cached.bytes;
+  }
+
+  private void weigh(Cached cached) {
+    long bytes = cached.window.heapBytes();
+    cachedBytes += bytes - cached.bytes;
+    cached.bytes = bytes;
   }
 
   /** The heap the cached windows hold by their estimate ({@link GroupWindow#heapBytes}). */
