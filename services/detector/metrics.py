@@ -21,7 +21,11 @@ BATCH_DURATION = Histogram(
     buckets=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0),
 )
 BATCH_PHASE = Gauge("fraud_batch_phase_seconds", "Duration of each phase of the last batch", ["phase"])
-STATE_ROWS = Gauge("fraud_state_rows", "Rows in the state store (every stateful operator) after the last batch")
+STATE_ROWS = Gauge(
+    "fraud_state_rows",
+    "Rows in the state store (every stateful operator) after the last batch; NaN while Spark does not count them "
+    "(spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows=false, the detector's default)",
+)
 STATE_MEMORY = Gauge("fraud_state_memory_used_bytes", "Memory the state store used after the last batch")
 
 INPUT_LAG.set(float("nan"))

@@ -94,7 +94,9 @@ def record_progress(progress: Mapping[str, Any]) -> None:
         durations,
         [(op["numRowsTotal"], op["commitTimeMs"], op.get("customMetrics", {})) for op in operators],
     )
-    metrics.STATE_ROWS.set(sum(op["numRowsTotal"] for op in operators))
+    rows = [op["numRowsTotal"] for op in operators]
+    # A RocksDB store reports -1 when it does not count its rows (session.CHECKPOINT_DEFAULTS): unknown, not zero.
+    metrics.STATE_ROWS.set(float("nan") if any(n < 0 for n in rows) else sum(rows))
     metrics.STATE_MEMORY.set(sum(op["memoryUsedBytes"] for op in operators))
 
 

@@ -328,7 +328,9 @@ def panels() -> list[timeseries.Panel | stat.Panel]:
         graph(
             8,
             "State size",
-            "Rows and memory of the detector's state store (rule windows of every key), as of the last micro-batch.",
+            "Rows and memory of the detector's state store (rule windows of every key), as of the last micro-batch. "
+            "Rows only when Spark counts them: spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows=true in "
+            "detector.sparkConf (off by default: counting costs a read per write).",
             "short",
             [
                 Query("rows", f"sum({series('fraud_state_rows')})"),

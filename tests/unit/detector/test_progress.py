@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import logging
+import math
 from typing import Any
 
 import pytest
@@ -69,3 +71,12 @@ def test_a_batch_without_a_trigger_time_or_state_is_still_exported() -> None:
     assert sample("fraud_batch_phase_seconds", phase="latestOffset") == pytest.approx(0.003)
     assert sample("fraud_batch_phase_seconds", phase="stateCommit") == 0.0
     assert sample("fraud_state_rows") == 0
+
+
+def test_a_store_that_does_not_count_its_rows_leaves_the_row_count_unknown() -> None:
+    uncounted = copy.deepcopy(PROGRESS)
+    uncounted["stateOperators"][0]["numRowsTotal"] = -1  # RocksDB without trackTotalNumberOfRows
+    record_progress(uncounted)
+    rows = sample("fraud_state_rows")
+    assert rows is not None and math.isnan(rows)
+    assert sample("fraud_state_memory_used_bytes") == 5120
