@@ -58,8 +58,9 @@ def measure(recorded: Iterable[dict[str, object]], buckets: int, per_round: int,
             for record in recorded:
                 out.write(json.dumps(record) + "\n")
         classpath = ":".join([str(jar), str(TESTS_JAR), *map(str, connector_jars()), f"{PYSPARK_JARS}/*"])
-        command = ["java", f"-Xmx{heap}", f"-Xms{heap}", "-cp", classpath, DRIVER, str(path), str(buckets)]
-        result = subprocess.run([*command, str(per_round)], capture_output=True, text=True, check=False)
+        arguments = [str(path), str(buckets), str(per_round)]
+        command = ["java", f"-Xmx{heap}", f"-Xms{heap}", "-cp", classpath, DRIVER, *arguments]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise SystemExit(f"evaluator_cost: the driver failed (exit {result.returncode}):\n{result.stderr[-4000:]}")
     return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]

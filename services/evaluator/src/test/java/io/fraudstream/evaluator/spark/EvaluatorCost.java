@@ -79,7 +79,7 @@ public final class EvaluatorCost {
     List<InputRecord> records = new ArrayList<>();
     try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       for (String line = in.readLine(); line != null; line = in.readLine()) {
-        Map<?, ?> item = (Map<?, ?>) Json.parse(line.getBytes(StandardCharsets.UTF_8));
+        Map<?, ?> item = (Map<?, ?>) Json.parse(line);
         long ts = ((BigInteger) item.get("ts")).longValueExact();
         String value = (String) item.get("value");
         if ("rule".equals(item.get("kind"))) {
