@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -38,7 +36,7 @@ from typing import Any, Protocol
 
 from confluent_kafka import Consumer, TopicPartition
 
-from bench import rules
+from bench import machine, rules
 from bench.latency import finest_bucket_ms, histogram_quantile, parse_histogram, percentile
 from bench.rules import write_manifests
 from bench.targets import DeployedTarget, LocalTarget, in_cluster_dns
@@ -136,15 +134,6 @@ def end_offsets(kafka: KafkaSettings, topic: str) -> int:
         return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts)
     finally:
         consumer.close()
-
-
-def machine_facts() -> dict[str, str]:
-    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
-    cpu = next((ln.split(":", 1)[1].strip() for ln in cpuinfo if ln.startswith("model name")), "?")
-    meminfo = Path("/proc/meminfo").read_text().splitlines()
-    mem_kb = next(int(ln.split()[1]) for ln in meminfo if ln.startswith("MemTotal"))
-    return {"cpus": str(os.cpu_count()), "cpu_model": cpu, "memory_gib": f"{mem_kb / 2**20:.0f}",
-            "python": platform.python_version()}  # fmt: skip
 
 
 def pyplot() -> Any:
@@ -285,6 +274,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     )
     topics = target.topics
     clock = AlertClock()
+    speed = machine.speed_index()  # before the stack starts, on a machine with nothing of the run's yet
     try:
         print(f"bench: starting {target.label} ({work})", flush=True)
         target.start()
@@ -307,6 +297,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         tx_before = end_offsets(kafka, topics.transactions)
         time.sleep(args.warmup_s)  # the load itself sets the pace here; nothing is being waited for
         start_ms = time.time() * 1000
+        cpu_start = machine.CpuTimes.now()
         tx_start = end_offsets(kafka, topics.transactions)
         metrics_start = scrape(det_urls)  # one scrape: both histograms describe the same instant
         hist_start = parse_histogram(metrics_start, "fraud_alert_latency_seconds")
@@ -317,6 +308,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
             )
         )
         end_ms = time.time() * 1000
+        cpu_end = machine.CpuTimes.now()
         tx_end = end_offsets(kafka, topics.transactions)
         generator.stop(grace_s=60)
         # Alerts for transactions sent in the window may still be on their way: wait a bounded drain.
@@ -363,7 +355,8 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         "target": "k8s" if args.k8s_env else "local",
         "chart_settings": args.k8s_set,
         "label": args.label,
-        "machine": machine_facts(),
+        "machine": {**machine.hardware(), "speed_index": speed},
+        "cpu_during_window": machine.cpu_shares(cpu_start, cpu_end),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     result["budget_met"] = bool(latencies) and result["p99_ms"] <= 500 and result["p50_ms"] <= 300
@@ -426,6 +419,17 @@ def _security_note(r: dict[str, object]) -> str:
     return " ".join(notes + ([] if security == "plaintext" else [f"[Kafka {security}]"]))
 
 
+def _machine_note(m: dict[str, object], cpu: object) -> str:
+    """The table's machine column: CPUs, model and memory, then (in runs since they were recorded) the machine's
+    speed index and how busy its CPUs were over the window, with any share the hypervisor stole."""
+    note = f"{m['cpus']} CPU {m['cpu_model']}, {m['memory_gib']} GiB"
+    if m.get("speed_index") is not None:
+        note += f", speed {m['speed_index']}"
+    if isinstance(cpu, dict) and cpu.get("busy_pct") is not None:
+        note += f", {cpu['busy_pct']}% busy" + (f" ({cpu['steal_pct']}% stolen)" if cpu.get("steal_pct") else "")
+    return note
+
+
 def append_markdown(r: dict[str, object]) -> None:
     if not BENCHMARKS_MD.exists():
         BENCHMARKS_MD.parent.mkdir(parents=True, exist_ok=True)
@@ -441,7 +445,7 @@ def append_markdown(r: dict[str, object]) -> None:
     row = (
         f"| {r['finished_at']} | {label} | {r['rate_tps']} | {r['achieved_tps']} | {r['rules']} "
         f"| {r['payers']} | {r['alerts']} | {r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | {r['max_ms']} "
-        f"| {r['detector_p99_ms']} | {r['batch_p50_ms']} | {m['cpus']} CPU {m['cpu_model']}, {m['memory_gib']} GiB |\n"
+        f"| {r['detector_p99_ms']} | {r['batch_p50_ms']} | {_machine_note(m, r.get('cpu_during_window'))} |\n"
     )
     with open(BENCHMARKS_MD, "a") as f:
         f.write(row)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from bench import run
-from bench.run import _security_note
+from bench.run import _machine_note, _security_note
 from bench.targets import LocalTarget
 from fraudstream_localstack.kafka_security import KafkaSecurity
 
@@ -48,3 +48,19 @@ def test_a_finished_run_removes_the_stacks_stored_data_and_keeps_the_logs(
     assert not any(path.exists() for path in stored)
     assert all(log.read_text() == "kept\n" for log in logs)
     assert "--keep-data keeps it" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("cpu", "note"),
+    [(None, "2 CPU AMD EPYC, 24 GiB, speed 41.5"),
+     ({"busy_pct": None, "steal_pct": None}, "2 CPU AMD EPYC, 24 GiB, speed 41.5"),
+     ({"busy_pct": 97.2, "steal_pct": 0.0}, "2 CPU AMD EPYC, 24 GiB, speed 41.5, 97.2% busy"),
+     ({"busy_pct": 97.2, "steal_pct": 3.1}, "2 CPU AMD EPYC, 24 GiB, speed 41.5, 97.2% busy (3.1% stolen)")],
+)  # fmt: skip
+def test_the_machine_column_says_how_fast_and_how_busy_the_machine_was(cpu: object, note: str) -> None:
+    facts: dict[str, object] = {"cpus": "2", "cpu_model": "AMD EPYC", "memory_gib": "24", "speed_index": 41.5}
+    assert _machine_note(facts, cpu) == note
+
+
+def test_the_machine_column_of_a_result_without_a_speed_index_names_the_hardware_only() -> None:
+    assert _machine_note({"cpus": "2", "cpu_model": "AMD EPYC", "memory_gib": "24"}, None) == "2 CPU AMD EPYC, 24 GiB"
