@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from bench import machine
@@ -37,9 +39,12 @@ def test_no_time_between_the_readings_gives_no_shares() -> None:
 
 
 def test_this_machines_readings_a_moment_apart_give_shares_within_bounds() -> None:
+    # /proc/stat counts in clock ticks (10 ms): work until a few busy ticks lie between the readings.
     before = CpuTimes.now()
-    machine.speed_index(rounds=1, iterations=200_000)  # some CPU time between the readings
-    shares = cpu_shares(before, CpuTimes.now())
+    deadline = time.monotonic() + 10
+    while (after := CpuTimes.now()).busy - before.busy < 5 and time.monotonic() < deadline:
+        machine.speed_index(rounds=1, iterations=100_000)
+    shares = cpu_shares(before, after)
     assert shares["busy_pct"] is not None and 0 < shares["busy_pct"] <= 100
     assert shares["steal_pct"] is not None and 0 <= shares["steal_pct"] <= 100
 
