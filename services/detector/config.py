@@ -25,6 +25,8 @@ CHECKPOINT_INTERVAL = re.compile(r"^[1-9][0-9]* (millisecond|second|minute|hour)
 # Real-time Mode runs every stage at once: a slot per transactions partition, the rules partition, each bucket and
 # each report partition.
 DEFAULT_MASTER = "local[8]"
+# A master that runs every task in the driver's JVM (local-cluster[...] runs executors).
+LOCAL_MASTER = re.compile(r"^local(\[[^\]]*\])?$")
 
 
 def checkpoint_interval(value: str) -> str:
@@ -36,6 +38,13 @@ def checkpoint_interval(value: str) -> str:
             "(units: millisecond, second, minute, hour, singular or plural)"
         )
     return value
+
+
+def _on_off(value: str) -> bool:
+    """True for "on", False for "off"; else an argparse error that says so."""
+    if value not in ("on", "off"):
+        raise argparse.ArgumentTypeError(f"{value!r} is neither 'on' nor 'off'")
+    return value == "on"
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,7 @@ class DetectorConfig:
     evaluator_metrics_port: int = 9111
     group_id_prefix: str = DETECTOR_GROUP_PREFIX
     state_cache_mb: int = 0
+    route_transactions: bool = True
 
     def source_options(self) -> dict[str, str]:
         """The Spark Kafka options of the detector's sources: the client settings, and the consumer groups' prefix
@@ -69,6 +79,14 @@ class DetectorConfig:
     def buckets(self) -> int:
         """State is sharded into one stateful key per shuffle partition; each holds every rule (broadcast)."""
         return self.shuffle_partitions
+
+    @property
+    def routes_transactions(self) -> bool:
+        """Whether each transaction goes only to the buckets that own one of its groups, plus the one that reports it
+        (Router.java), rather than to every bucket: when asked, with no reorder wait (whose release counts on every
+        bucket seeing every partition's records) and a local master (with executors, the sources and buckets need not
+        share the JVM whose key groups route)."""
+        return self.route_transactions and self.reorder_wait_ms == 0 and LOCAL_MASTER.match(self.master) is not None
 
 
 def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.environ) -> DetectorConfig:
@@ -160,6 +178,14 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         "heap each evaluator JVM gives its cache of group windows, in MiB (0: a quarter of its heap)",
         type=int,
     )
+    opt(
+        "--route-transactions",
+        "DETECTOR_ROUTE_TRANSACTIONS",
+        "on",
+        "on: each transaction goes only to the buckets that own one of its groups (with no reorder wait and a local "
+        "master); off: to every bucket",
+        _on_off,
+    )
     args = p.parse_args(argv)
     for name, value in (("lateness-ms", args.lateness_ms), ("future-skew-ms", args.future_skew_ms)):
         if value < 0:
@@ -191,4 +217,5 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         evaluator_metrics_port=args.evaluator_metrics_port,
         group_id_prefix=args.group_id_prefix,
         state_cache_mb=args.state_cache_mb,
+        route_transactions=args.route_transactions,
     )

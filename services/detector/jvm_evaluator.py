@@ -39,6 +39,18 @@ def instance_name(cfg: DetectorConfig) -> str:
     return str(cfg.checkpoint_dir)
 
 
+def with_buckets(records: DataFrame, cfg: DetectorConfig) -> DataFrame:
+    """`records` (Kafka records of both topics in the columns of Evaluation.INPUT_COLUMNS but `bucket`) with the
+    `bucket` column: each rule message once per bucket, each transaction once per bucket it goes to (Router.java)."""
+    spark = records.sparkSession
+    settings = {
+        "checkpointDir": instance_name(cfg),
+        "buckets": str(cfg.buckets),
+        "routeTransactions": str(cfg.routes_transactions).lower(),
+    }
+    return DataFrame(_jvm_package(spark).Evaluation.withBuckets(records._jdf, _java_map(spark, settings)), spark)
+
+
 def evaluate(input_records: DataFrame, cfg: DetectorConfig) -> DataFrame:
     """The reported rows (alerts and DLQ records) of `input_records`, a stream with the columns of
     Evaluation.INPUT_COLUMNS: the JVM's two transformWithState stages (Evaluation.java)."""

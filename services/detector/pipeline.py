@@ -1,7 +1,7 @@
 """The detector's streaming query, from the Kafka topics to the alerts and the DLQ, and its progress metrics.
 
     transactions topic (from cfg.starting_offsets) ──┐
-                                                     ├─ union ─ every record once per bucket ─ evaluate ─ publish
+                                                     ├─ union ─ route to buckets ─ evaluate ─ publish
     rules topic (compacted, from its beginning) ─────┘
 
 The sources, the union, the fan-out, the trigger, the sink options and the query's start are here. Real-time Mode
@@ -9,7 +9,8 @@ The sources, the union, the fan-out, the trigger, the sink options and the query
 (jvm_evaluator.evaluate) and the writer (jvm_evaluator.publish_to_kafka) are JVM code; each record flows through as
 it arrives.
 
-Every bucket gets every record: rules must reach all state, and only the owner of a key group acts on it.
+Every bucket gets every rule message: rules must reach all state. A transaction goes to the buckets that own one of
+its groups and to the one that reports it (Router.java; to every bucket when cfg.routes_transactions is false).
 """
 
 from __future__ import annotations
@@ -55,11 +56,11 @@ def _kafka_records(spark: SparkSession, cfg: DetectorConfig, topic: str, start: 
 
 
 def input_records(spark: SparkSession, cfg: DetectorConfig) -> DataFrame:
-    """Transactions and rule messages, each once per bucket: the columns rule, key, value, topic, partition, offset,
-    timestamp_ms, bucket (Evaluation.INPUT_COLUMNS in the JVM)."""
+    """Rule messages, each once per bucket, and transactions, each once per bucket it goes to: the columns rule,
+    key, value, topic, partition, offset, timestamp_ms, bucket (Evaluation.INPUT_COLUMNS in the JVM)."""
     transactions = _kafka_records(spark, cfg, cfg.topics.transactions, cfg.starting_offsets, rule=False)
     rules = _kafka_records(spark, cfg, cfg.topics.rules, "earliest", rule=True)
-    return transactions.union(rules).withColumn("bucket", F.explode(F.sequence(F.lit(0), F.lit(cfg.buckets - 1))))
+    return jvm_evaluator.with_buckets(transactions.union(rules), cfg)
 
 
 def start_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> StreamingQuery:

@@ -342,6 +342,8 @@ Integers go through int64: numbers from values files are floats to Helm, which p
   value: {{ $d.futureSkewMs | int64 | quote }}
 - name: DETECTOR_REORDER_WAIT_MS
   value: {{ $d.reorderWaitMs | int64 | quote }}
+- name: DETECTOR_ROUTE_TRANSACTIONS
+  value: {{ ternary "on" "off" $d.routeTransactions | quote }}
 - name: DETECTOR_LIVENESS_TIMEOUT_S
   value: {{ $d.livenessTimeoutSeconds | int64 | quote }}
 - name: DETECTOR_STARTING_OFFSETS

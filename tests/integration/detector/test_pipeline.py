@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fraudstream_detector.config import DetectorConfig
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.processes import wait_for
+from fraudstream_rules.engine import group_key
 from fraudstream_rules.exceptions import InvalidTransactionError
 from fraudstream_rules.model import parse_rule_message
 from fraudstream_rules.transactions import parse_transaction
 from tests.integration.detector.harness import Produced, Script, detector_config, evaluator_samples, running_detector
 from tests.kafka_helpers import consume_until
 from tests.unit.rules import oracle
+from tests.unit.rules.jvm_engine import java_reporter
 
 pytestmark = pytest.mark.integration
 
@@ -107,6 +112,56 @@ def test_alerts_equal_the_oracle_through_rule_update_pause_delete_and_new_rule(
 
     assert len(expected) >= 8, f"the script is meant to raise alerts of several rules: {expected}"
     assert {rule for rule, _, _ in expected} >= {"ns/sum", "ns/count", "ns/avg", "ns/max", "ns/min", "ns/bucketed"}
+    assert alert_keys(got) == expected
+
+
+def bucket_transactions(spark: Any, config: DetectorConfig) -> dict[str, float]:
+    """fraud_bucket_transactions_total by bucket."""
+    samples = evaluator_samples(spark, config)
+    return {
+        dict(labels)["bucket"]: value
+        for (name, labels), value in samples.items()
+        if name == "fraud_bucket_transactions_total"
+    }
+
+
+@pytest.mark.parametrize("route", [True, False], ids=["routed", "every-bucket"])
+def test_each_transaction_reaches_its_reporter_and_the_buckets_of_its_groups(
+    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path, route: bool
+) -> None:
+    """Routed, a transaction reaches the bucket that reports it and the bucket of its payer's group, and no other;
+    not routed, every bucket. Either way the alerts are the oracle's."""
+    config = dataclasses.replace(
+        detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint"), route_transactions=route
+    )
+    assert config.routes_transactions is route
+    script = Script(kafka_settings, unique_topics)
+    t0 = script.next_ts_ms
+    with running_detector(spark, config) as detector:
+        script.rule("ns/count", spec(["payerId"], "COUNT", None, "GREATER_EQUAL", "3", 10))
+        detector.settle(script)
+        before = bucket_transactions(spark, config)
+        for i in range(40):
+            script.transaction({"transactionId": f"t{i}", "eventTime": t0 + i, "payerId": f"p{i % 7}"})
+        detector.settle(script)
+        after = bucket_transactions(spark, config)
+        expected = expected_alerts(script.records, lateness_ms=60_000)
+        got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= len(expected), timeout_s=60)
+
+    transactions = [r for r in script.records if not r.rule]
+    if route:
+        reached = [
+            {java_reporter(r.partition, r.offset, 2), zlib.crc32(str(key).encode()) % 2}
+            for r in transactions
+            for key in [group_key(("payerId",), json.loads(r.value))]
+        ]
+        assert sum(len(buckets) for buckets in reached) < 2 * len(transactions), "some reach one bucket only"
+    else:
+        reached = [{0, 1} for _ in transactions]
+    assert {b: after.get(b, 0) - before.get(b, 0) for b in ("0", "1")} == {
+        b: sum(int(b) in buckets for buckets in reached) for b in ("0", "1")
+    }
+    assert len(expected) >= 10, expected
     assert alert_keys(got) == expected
 
 

@@ -83,6 +83,7 @@ def test_required_kafka_bootstrap_is_named_in_the_error() -> None:
         ("kafka.topics.alerts=", "kafka/topics/alerts"),
         ("detector.futureSkewMs=-1", "detector/futureSkewMs"),
         ("detector.reorderWaitMs=-1", "detector/reorderWaitMs"),
+        ("detector.routeTransactions=maybe", "detector/routeTransactions"),
         ("detector.livenessTimeoutSeconds=0", "detector/livenessTimeoutSeconds"),
         ("detector.startupTimeoutSeconds=5", "detector/startupTimeoutSeconds"),
         ("detector.checkpoint.directory=../elsewhere", "detector/checkpoint/directory"),
@@ -419,6 +420,9 @@ def test_real_time_mode_settings_reach_the_driver_wherever_the_tasks_run(name: s
     env = _env(_driver_container(render(mode(name), extra_args=args)))
     assert env["DETECTOR_CHECKPOINT_INTERVAL"] == "10 seconds"
     assert env["DETECTOR_REORDER_WAIT_MS"] == "100"
+    assert env["DETECTOR_ROUTE_TRANSACTIONS"] == "on"
+    off = render(mode(name), extra_args=["--set", "detector.routeTransactions=false"])
+    assert _env(_driver_container(off))["DETECTOR_ROUTE_TRANSACTIONS"] == "off"
 
 
 def _driver_container(objects: list[Manifest]) -> Manifest:

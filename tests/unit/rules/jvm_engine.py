@@ -87,6 +87,16 @@ def raw_transaction_json(value: bytes | None, ingest_ts_ms: int, partition: int,
     return {"kind": "tx", "valueBase64": encoded, "ts": ingest_ts_ms, "partition": partition, "offset": offset}
 
 
+def java_reporter(partition: int, offset: int, buckets: int) -> int:
+    """Routes.reporterOf in Java's int arithmetic: floorMod(31 * partition + Long.hashCode(offset), buckets)."""
+
+    def int32(value: int) -> int:
+        value &= 0xFFFFFFFF
+        return value - (1 << 32) if value >= 1 << 31 else value
+
+    return int32(31 * partition + int32(offset ^ (offset >> 32))) % buckets
+
+
 class JvmEngine:
     """One harness process; `run` evaluates a scenario from a fresh Engine."""
 
@@ -132,10 +142,12 @@ class JvmEngine:
         buckets: int | None = None,
         persist_every_record: bool = False,
         page_out: str | None = None,
+        routed: bool = False,
     ) -> list[JvmOutcome]:
         """One JvmOutcome per transaction record, in order; records are oracle records or harness request forms.
         `page_out` ("everything" or "cold") keeps each group's window in memory, written as state rows after every
-        change and then paged out, so that what a later record needs is read back from the rows."""
+        change and then paged out, so that what a later record needs is read back from the rows. `routed`: `bucket`
+        receives only the transactions the detector's router sends it (Routes.java), the others' outcomes are empty."""
         outcomes = self.request(
             {
                 "latenessMs": lateness_ms,
@@ -145,6 +157,7 @@ class JvmEngine:
                 "buckets": buckets,
                 "persistEveryRecord": persist_every_record,
                 "pageOut": page_out,
+                "routed": routed,
             }
         )
         return [JvmOutcome.of(outcome) for outcome in outcomes]

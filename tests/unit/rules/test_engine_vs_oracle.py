@@ -19,7 +19,7 @@ from fraudstream_rules.engine import Engine, GroupStore, GroupWindow, InMemoryGr
 from fraudstream_rules.model import Rule, parse_rule_message, parse_spec
 from fraudstream_rules.transactions import Transaction, parse_transaction
 
-from .jvm_engine import JvmEngine, JvmOutcome, raw_transaction_json
+from .jvm_engine import JvmEngine, JvmOutcome, java_reporter, raw_transaction_json
 from .oracle import Outcome, Record, RuleRecord, run_oracle
 
 T0_MS = 1_700_000_000_000
@@ -329,6 +329,47 @@ def test_two_shards_together_match_oracle(engine: Runner, scenario: Scenario) ->
         for o in oracle_of(scenario)
     ]
     assert [b.rejection for b in second] == [o.rejection for o in expected]
+    assert_same(merged, expected, scenario)
+
+
+@PROPERTY
+@given(scenarios(), st.integers(min_value=2, max_value=4))
+def test_routed_jvm_buckets_together_match_oracle(jvm_engine: JvmEngine, scenario: Scenario, buckets: int) -> None:
+    """Each bucket receives only the transactions the detector's router sends it (its reporter's, and those with a
+    group it owns among the rules' key groups so far); together the buckets give the oracle's outcomes, and each
+    transaction's rejection comes from its reporter."""
+    shards = [
+        [
+            jvm_outcome(outcome)
+            for outcome in jvm_engine.run(
+                scenario.records,
+                scenario.lateness_ms,
+                future_skew_ms=scenario.future_skew_ms,
+                bucket=bucket,
+                buckets=buckets,
+                routed=True,
+            )
+        ]
+        for bucket in range(buckets)
+    ]
+    transactions = [record for record in scenario.records if isinstance(record, Transaction)]
+    expected = [
+        Outcome(o.alerts, tuple(sorted(o.late_groups)), o.rejection, o.skipped, o.out_of_order)
+        for o in oracle_of(scenario)
+    ]
+    merged = []
+    for i, tx in enumerate(transactions):
+        outcomes = [shard[i] for shard in shards]
+        reporter = outcomes[java_reporter(tx.partition, tx.offset, buckets)]
+        merged.append(
+            Outcome(
+                frozenset().union(*(o.alerts for o in outcomes)),
+                tuple(sorted(key for o in outcomes for key in o.late_groups)),
+                reporter.rejection,
+                frozenset().union(*(o.skipped for o in outcomes)),
+                any(o.out_of_order for o in outcomes),
+            )
+        )
     assert_same(merged, expected, scenario)
 
 

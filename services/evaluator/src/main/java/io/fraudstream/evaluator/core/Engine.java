@@ -157,6 +157,14 @@ public final class Engine {
     return Collections.unmodifiableSet(plans.keySet());
   }
 
+  /**
+   * Every key group a rule of this engine has had since its state began (those without rules now too: their groups
+   * are deleted when touched), in code point order.
+   */
+  public List<List<String>> knownKeyGroups() {
+    return List.copyOf(knownKeyGroups);
+  }
+
   /** H(g): the event-time span a group of {@code keyGroup} keeps, its widest ACTIVE window + lateness. */
   public long horizonMs(List<String> keyGroup) {
     KeyGroupPlan plan = plans.get(keyGroup);

@@ -6,12 +6,15 @@ import io.fraudstream.evaluator.core.Engine;
 import io.fraudstream.evaluator.core.GroupKeys;
 import io.fraudstream.evaluator.core.Outcome;
 import io.fraudstream.evaluator.core.RejectedRuleMessageException;
+import io.fraudstream.evaluator.core.Routes;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Predicate;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.streaming.ExpiredTimerInfo;
@@ -25,17 +28,19 @@ import scala.collection.Iterator;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * Evaluates one bucket's records against its copy of the rule set (every bucket receives every record).
+ * Evaluates one bucket's records against its copy of the rule set (every bucket receives every rule message, and
+ * every transaction that has a group it owns or that it reports: {@link Router}).
  *
  * <p>Contract: rule messages change every bucket's rule set (one the engine refuses changes nothing, and is counted
  * and logged once, by bucket 0); a transaction updates and is evaluated in the groups the bucket owns ({@link
  * GroupKeys#bucketOf}). What concerns the whole transaction (evaluated, rejected with its DLQ record) is reported by
- * bucket 0 alone, so each transaction is counted once; a late verdict or an out-of-order evaluation is emitted as a
- * part by each bucket that observed it and reported once by {@link TransactionReports}. Each task holds a bucket's
- * records until it has read the rules topic up to where it ended when the task started ({@link RulesCatchUp}); with
- * a reorder wait, records are then held up to that long and evaluated in ingestion order ({@link HeldRecords}),
- * released as later records arrive and by processing-time timers. Groups idle past their horizon are swept every
- * {@code sweepIntervalMs} of processing time, a slice of them a call.
+ * its reporter alone ({@link Routes#reporterOf}), so each transaction is counted once; a late verdict or an
+ * out-of-order evaluation is emitted as a part by each bucket that observed it and reported once by {@link
+ * TransactionReports}. Each task holds a bucket's records until it has read the rules topic up to where it ended when
+ * the task started ({@link RulesCatchUp}); then it tells the {@link Router} its key groups. With a reorder wait,
+ * records are then held up to that long and evaluated in ingestion order ({@link HeldRecords}), released as later
+ * records arrive and by processing-time timers. Groups idle past their horizon are swept every {@code
+ * sweepIntervalMs} of processing time, a slice of them a call.
  */
 public final class BucketProcessor extends StatefulProcessor<String, Row, Row> {
   private static final long serialVersionUID = 1L;
@@ -77,6 +82,7 @@ public final class BucketProcessor extends StatefulProcessor<String, Row, Row> {
   private transient Map<Integer, RulesCatchUp> catchUps;
   private transient Map<Integer, HeldRecords> reorders;
   private transient Map<Integer, Long> timers;
+  private transient Set<Integer> routed;
   private transient TaskTimeline timeline;
 
   /**
@@ -108,6 +114,7 @@ public final class BucketProcessor extends StatefulProcessor<String, Row, Row> {
     catchUps = new HashMap<>();
     reorders = new HashMap<>();
     timers = new HashMap<>();
+    routed = new HashSet<>();
     timeline = new TaskTimeline("evaluate", true, clock.millis());
   }
 
@@ -201,19 +208,25 @@ public final class BucketProcessor extends StatefulProcessor<String, Row, Row> {
                     nowMs));
     BucketState.Groups groups = state.new Groups(store);
     Engine engine = state.engine();
-    boolean reporter = bucket == 0;
+    boolean rulesReporter = bucket == 0;
     int buckets = settings.buckets();
     Predicate<String> owns = groupKey -> GroupKeys.bucketOf(groupKey, buckets) == bucket;
     long evaluated = 0;
     long invalid = 0;
     long future = 0;
+    long processed = 0;
+    long transactions = 0;
     boolean rulesChanged = false;
     long newestTransactionMs = Long.MIN_VALUE;
     for (InputRecord record : records) {
       if (record.isRule()) {
-        rulesChanged |= applyRule(engine, record, reporter);
+        rulesChanged |= applyRule(engine, record, rulesReporter);
+        processed += rulesReporter ? 1 : 0;
         continue;
       }
+      transactions++;
+      boolean reporter = Routes.reporterOf(record.partition(), record.offset(), buckets) == bucket;
+      processed += reporter ? 1 : 0;
       newestTransactionMs = Math.max(newestTransactionMs, record.timestampMs());
       Outcome outcome =
           engine.onRecord(record.value(), record.timestampMs(), record.partition(), record.offset(), groups, nowMs, owns);
@@ -245,6 +258,11 @@ public final class BucketProcessor extends StatefulProcessor<String, Row, Row> {
     groups.flush();
     if (rulesChanged) {
       state.rulesChanged();
+      Router.learn(instance, buckets, engine.knownKeyGroups());
+    }
+    RulesCatchUp catchUp = catchUps.get(bucket);
+    if (catchUp != null && !catchUp.holding() && routed.add(bucket)) {
+      Router.caughtUp(instance, buckets, bucket, engine.knownKeyGroups());
     }
     boolean draining = newestTransactionMs != Long.MIN_VALUE && nowMs - newestTransactionMs > SWEEP_BACKLOG_MS;
     boolean swept =
@@ -257,9 +275,10 @@ public final class BucketProcessor extends StatefulProcessor<String, Row, Row> {
     metrics.transactions("evaluated", evaluated);
     metrics.transactions("invalid", invalid);
     metrics.transactions("future", future);
-    if (reporter) {
+    metrics.recordsProcessed(processed);
+    metrics.bucketTransactions(bucket, transactions);
+    if (rulesReporter) {
       metrics.activeRules(engine.activeRuleCount());
-      metrics.recordsProcessed(records.size());
     }
   }
 

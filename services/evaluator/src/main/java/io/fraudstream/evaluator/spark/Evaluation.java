@@ -2,6 +2,8 @@ package io.fraudstream.evaluator.spark;
 
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.concat_ws;
+import static org.apache.spark.sql.functions.explode;
+import static org.apache.spark.sql.functions.udf;
 import static org.apache.spark.sql.functions.when;
 
 import java.util.List;
@@ -10,8 +12,10 @@ import org.apache.spark.api.java.function.MapFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.expressions.UserDefinedFunction;
 import org.apache.spark.sql.streaming.OutputMode;
 import org.apache.spark.sql.streaming.TimeMode;
+import org.apache.spark.sql.types.DataTypes;
 
 /**
  * The detector query's two JVM stages, between the Kafka sources and the writer that the PySpark driver sets up
@@ -31,6 +35,24 @@ public final class Evaluation {
       List.of("rule", "key", "value", "topic", "partition", "offset", "timestamp_ms", "bucket");
 
   private Evaluation() {}
+
+  /**
+   * {@code records}, the Kafka records of both topics in the columns {@link #INPUT_COLUMNS} but {@code bucket}, with
+   * the {@code bucket} column: each rule message once per bucket, each transaction once per bucket {@link Router}
+   * sends it to. {@code settings} holds: checkpointDir, buckets, routeTransactions ("true": route; else every bucket).
+   */
+  public static Dataset<Row> withBuckets(Dataset<Row> records, Map<String, String> settings) {
+    Router router =
+        new Router(
+            settings.get("checkpointDir"),
+            Integer.parseInt(settings.get("buckets")),
+            Boolean.parseBoolean(settings.get("routeTransactions")));
+    // Nondeterministic: the routes depend on what the JVM has learned, and the function learns from rule messages.
+    UserDefinedFunction route =
+        udf(router, DataTypes.createArrayType(DataTypes.IntegerType, false)).asNondeterministic();
+    return records.withColumn(
+        "bucket", explode(route.apply(col("rule"), col("value"), col("partition"), col("offset"))));
+  }
 
   /**
    * The reported rows ({@link OutputRow#SCHEMA}) of {@code input}, a stream with the columns {@link #INPUT_COLUMNS}.

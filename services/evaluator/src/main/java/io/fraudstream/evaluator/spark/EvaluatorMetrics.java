@@ -85,6 +85,11 @@ public final class EvaluatorMetrics {
       counter(
           "fraud_out_of_order",
           "Transactions evaluated after one of their group's transactions with a later ingestion time");
+  private final Counter bucketTransactions =
+      counter(
+          "fraud_bucket_transactions",
+          "Transactions each bucket evaluated: with routing, those with a group it owns or that it reports",
+          "bucket");
   private final Counter inputRows = counter("fraud_input_rows", "Kafka records read (transactions and rule messages)");
   private final Gauge activeRules = gauge("fraud_active_rules", "ACTIVE rules in the detector's rule set");
   private final Gauge evaluatedOffset =
@@ -180,6 +185,11 @@ public final class EvaluatorMetrics {
   /** One DLQ record written (or, for error "unwritable", one output Kafka refused for good). */
   void dlq(String error) {
     dlq.labelValues(error).inc();
+  }
+
+  /** Bucket {@code bucket} evaluated {@code count} more transactions. */
+  void bucketTransactions(int bucket, long count) {
+    bucketTransactions.labelValues(Integer.toString(bucket)).inc(count);
   }
 
   void ruleApplied(String ruleId) {

@@ -24,11 +24,13 @@ import java.util.function.Predicate;
  * <p>Reads one JSON request per stdin line and writes one JSON response line per request (flushed): request {@code
  * {"latenessMs", "futureSkewMs", "records": [{"kind":"rule","ruleId","value": text|null,"ts"} | {"kind":"tx",
  * "value": text, or "valueBase64": base64 of raw bytes, "ts","partition","offset"}], "bucket": n|null, "buckets":
- * n|null, "persistEveryRecord": bool}}; response {@code {"outcomes": [per tx: {"alerts": [alert JSON], "late":
+ * n|null, "persistEveryRecord": bool, "routed": bool}}; response {@code {"outcomes": [per tx: {"alerts": [alert JSON], "late":
  * [[groupKey, detail]], "skipped": [[ruleId, reason]], "applied": [ruleId], "outOfOrder": bool, "rejection": null |
  * {"error", "detail"}}], "ruleRejections": [reason per rule record, null if applied], "error": null}}, or {@code
  * {"outcomes": null, "error": stack trace}} on an unexpected exception. With persistEveryRecord the engine is rebuilt
- * through toBytes/fromBytes and every group through its {@link EventCodec} rows after every record. Alerts have
+ * through toBytes/fromBytes and every group through its {@link EventCodec} rows after every record. With routed, a
+ * transaction that {@link Routes} (given the engine's key groups) does not send to the bucket has an empty outcome, as
+ * if the bucket never received it. Alerts have
  * detectedAt 0. Other requests: {@code codecRoundTrip}, {@code reorder}, {@code parseSpec} (see their methods).
  */
 public final class Harness {
@@ -75,11 +77,16 @@ public final class Harness {
             : ((BigInteger) request.get("futureSkewMs")).longValueExact();
     boolean persist = Boolean.TRUE.equals(request.get("persistEveryRecord"));
     Predicate<String> owns = key -> true;
+    int buckets = 1;
+    int bucket = 0;
     if (request.get("buckets") != null) {
-      int buckets = ((BigInteger) request.get("buckets")).intValueExact();
-      int bucket = ((BigInteger) request.get("bucket")).intValueExact();
-      owns = key -> GroupKeys.bucketOf(key, buckets) == bucket;
+      buckets = ((BigInteger) request.get("buckets")).intValueExact();
+      bucket = ((BigInteger) request.get("bucket")).intValueExact();
+      int owner = bucket;
+      int among = buckets;
+      owns = key -> GroupKeys.bucketOf(key, among) == owner;
     }
+    boolean routed = Boolean.TRUE.equals(request.get("routed"));
     Engine engine = new Engine(latenessMs, futureSkewMs);
     Object pageOut = request.get("pageOut");
     GroupStore store =
@@ -103,7 +110,10 @@ public final class Harness {
       } else {
         int partition = ((BigInteger) record.get("partition")).intValueExact();
         long offset = ((BigInteger) record.get("offset")).longValueExact();
-        Outcome outcome = engine.onRecord(bytes, ts, partition, offset, store, 0, owns);
+        Outcome outcome =
+            !routed || reaches(Routes.of(buckets, engine.knownKeyGroups()).of(bytes, partition, offset), bucket)
+                ? engine.onRecord(bytes, ts, partition, offset, store, 0, owns)
+                : new Outcome(List.of(), List.of(), List.of(), List.of(), false, null);
         if (!first) {
           out.append(',');
         }
@@ -221,6 +231,15 @@ public final class Harness {
     response.put("released", released);
     response.put("error", null);
     return Json.write(response);
+  }
+
+  private static boolean reaches(int[] routes, int bucket) {
+    for (int route : routes) {
+      if (route == bucket) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void writeOutcome(Outcome outcome, StringBuilder out) {

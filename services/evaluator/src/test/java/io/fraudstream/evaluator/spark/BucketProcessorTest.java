@@ -4,6 +4,7 @@ import static io.fraudstream.evaluator.spark.Records.countRule;
 import static io.fraudstream.evaluator.spark.Records.rule;
 import static io.fraudstream.evaluator.spark.Records.transaction;
 import static io.fraudstream.evaluator.spark.Records.tx;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fraudstream.evaluator.core.Engine;
 import io.fraudstream.evaluator.core.Json;
 import io.fraudstream.evaluator.core.JsonValueException;
+import io.fraudstream.evaluator.core.Routes;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -103,28 +105,48 @@ class BucketProcessorTest {
     }
     MetricValues metrics = metrics();
     assertEquals(
-        Map.of("evaluated", 4.0), metrics.by("fraud_transactions", "outcome"), "bucket 0 alone counts transactions");
+        Map.of("evaluated", 4.0), metrics.by("fraud_transactions", "outcome"), "each transaction counted once, by its reporter");
     assertEquals(
         Map.of("ns/count", 4.0), metrics.by("fraud_rule_applied", "rule_id"), "each in the bucket that owns its group");
     assertEquals(5.0, metrics.of("fraud_input_rows"));
+    assertEquals(Map.of("0", 4.0, "1", 4.0), metrics.by("fraud_bucket_transactions", "bucket"), "what each received");
     assertEquals(5, EvaluatorMetrics.of(instance).recordsProcessed());
     assertEquals(1.0, metrics.of("fraud_active_rules"));
     assertEquals(Map.of("0", 3.0), metrics.by("fraud_evaluated_offset", "partition"), "the last offset evaluated");
   }
 
   @Test
-  void aTransactionThatCannotBeEvaluatedGoesToTheDlqOnceFromBucketZero() throws JsonValueException {
+  void aBucketThatCaughtUpWithTheRulesTellsTheRouterTheirKeyGroups() {
+    BucketProcessor processor = processor(2, 0, Map.of(0, 1L), 60_000);
+    Tester<String> tester = tester(processor);
+    Router router = new Router(instance, 2, true);
+    long offset = 1; // reported by bucket 1
+    assertEquals(1, Routes.reporterOf(0, offset, 2));
+    byte[] p3 = transaction("t", P3, T0).getBytes(StandardCharsets.UTF_8); // bucket 0's payer
+    InputRecord[] records = {rule(0, 0, T0, "ns/count", countRule("ns/count", 10, 2))};
+    tester.test(key(0), rows(0, records));
+    assertArrayEquals(new int[] {0, 1}, router.call(false, p3, 0, offset), "bucket 1 has not caught up");
+    tester.test(key(1), rows(1, records));
+    assertArrayEquals(new int[] {0, 1}, router.call(false, p3, 0, offset), "its reporter and its payer's bucket");
+    byte[] noPayer = ("{\"eventTime\": " + T0 + "}").getBytes(StandardCharsets.UTF_8);
+    assertArrayEquals(new int[] {1}, router.call(false, noPayer, 0, offset), "no group: its reporter alone");
+  }
+
+  @Test
+  void aTransactionThatCannotBeEvaluatedGoesToTheDlqOnceFromItsReporter() throws JsonValueException {
     Tester<String> tester = tester(processor(2, 0, Map.of(), 60_000));
     InputRecord[] records = {
       tx(0, 0, T0, "not json"),
       tx(0, 1, T0, transaction("t2", P1, T0 + 300_001)),
       tx(0, 2, T0, transaction("t3", P1, T0))
     };
+    assertEquals(0, Routes.reporterOf(0, 0, 2));
+    assertEquals(1, Routes.reporterOf(0, 1, 2));
     List<OutputRow> dlq = tester.test(key(0), rows(0, records));
-    assertEquals(List.of("DLQ unparseable @0:0", "DLQ future @0:1"), described(dlq));
+    assertEquals(List.of("DLQ unparseable @0:0"), described(dlq));
     assertTrue(dlq.get(0).detail().startsWith("not JSON: "), dlq.get(0).detail());
     assertEquals("not json", new String(dlq.get(0).value(), StandardCharsets.UTF_8), "the original bytes");
-    assertEquals(List.of(), tester.test(key(1), rows(1, records)));
+    assertEquals(List.of("DLQ future @0:1"), described(tester.test(key(1), rows(1, records))));
     assertEquals(
         Map.of("invalid", 1.0, "future", 1.0, "evaluated", 1.0), metrics().by("fraud_transactions", "outcome"));
   }

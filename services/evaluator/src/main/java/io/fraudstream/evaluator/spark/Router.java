@@ -1,0 +1,112 @@
+package io.fraudstream.evaluator.spark;
+
+import io.fraudstream.evaluator.core.RejectedRuleMessageException;
+import io.fraudstream.evaluator.core.Routes;
+import io.fraudstream.evaluator.core.Rule;
+import java.util.BitSet;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.sql.api.java.UDF4;
+
+/**
+ * The buckets each record of the detector's input goes to, computed in the source stage: a rule message goes to
+ * every bucket; a transaction to those that own one of its groups, plus its reporter ({@link Routes}).
+ *
+ * <p>Contract: a transaction goes to every bucket until this JVM knows every key group the buckets' rule sets hold:
+ * until each of the instance's buckets has, in this JVM, claimed its state and read the rules topic up to where it
+ * ended when its task started ({@link #caughtUp}). From then on, the key groups this JVM knows are those of every
+ * bucket's rule set at that point and of every rule message the source stage has read since, which it learns before
+ * that message goes on to the buckets ({@link #call}); the routes only grow. So a transaction the source reads after
+ * a rule message reaches the buckets of its groups in that rule's key group, as when every bucket received every
+ * transaction; one it read before may miss them, as it may reach its bucket before the rule did (docs/detector.md,
+ * Arrival order). Routing is off (every transaction to every bucket) when {@code enabled} is false: with a reorder
+ * wait, whose release counts on every bucket seeing every partition's records, and with Spark executors, whose
+ * buckets and sources need not share a JVM.
+ */
+final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
+  private static final long serialVersionUID = 1L;
+  private static final Map<String, Directory> DIRECTORIES = new ConcurrentHashMap<>();
+
+  private final String instance;
+  private final int buckets;
+  private final boolean enabled;
+
+  /** Routes records among {@code buckets} for the detector {@code instance}; all of them when not {@code enabled}. */
+  Router(String instance, int buckets, boolean enabled) {
+    this.instance = instance;
+    this.buckets = buckets;
+    this.enabled = enabled;
+  }
+
+  @Override
+  public int[] call(Boolean isRule, byte[] value, Integer partition, Long offset) {
+    Directory directory = directory(instance, buckets);
+    if (isRule) {
+      directory.learn(value);
+      return directory.routes.all();
+    }
+    return enabled ? directory.route(value, partition, offset) : directory.routes.all();
+  }
+
+  /**
+   * Bucket {@code bucket} of {@code instance} has claimed its state in this JVM and caught up with the rules topic;
+   * {@code keyGroups} are those of its rule set.
+   */
+  static void caughtUp(String instance, int buckets, int bucket, Collection<List<String>> keyGroups) {
+    directory(instance, buckets).caughtUp(bucket, keyGroups);
+  }
+
+  /** A bucket of {@code instance} applied rules: {@code keyGroups} are those of its rule set now. */
+  static void learn(String instance, int buckets, Collection<List<String>> keyGroups) {
+    directory(instance, buckets).learn(keyGroups);
+  }
+
+  private static Directory directory(String instance, int buckets) {
+    return DIRECTORIES.computeIfAbsent(instance + "#" + buckets, k -> new Directory(buckets));
+  }
+
+  /** What this JVM knows of one instance's key groups. */
+  private static final class Directory {
+    private final int buckets;
+    private final BitSet caughtUp = new BitSet();
+    private volatile Routes routes;
+    private volatile boolean ready;
+
+    Directory(int buckets) {
+      this.buckets = buckets;
+      this.routes = Routes.of(buckets, List.of());
+    }
+
+    int[] route(byte[] value, int partition, long offset) {
+      // ready before routes: once ready is seen, so are the routes written before it (with every bucket's groups).
+      if (!ready) {
+        return routes.all();
+      }
+      return routes.of(value, partition, offset);
+    }
+
+    void learn(byte[] ruleMessage) {
+      Rule rule;
+      try {
+        rule = Rule.parseMessage(ruleMessage);
+      } catch (RejectedRuleMessageException exc) {
+        return; // the buckets refuse it too, and count it
+      }
+      if (rule != null) {
+        learn(List.of(rule.spec().groupingKeyNames()));
+      }
+    }
+
+    synchronized void learn(Collection<List<String>> keyGroups) {
+      routes = routes.with(keyGroups);
+    }
+
+    synchronized void caughtUp(int bucket, Collection<List<String>> keyGroups) {
+      learn(keyGroups);
+      caughtUp.set(bucket);
+      ready = caughtUp.cardinality() == buckets;
+    }
+  }
+}

@@ -1,0 +1,107 @@
+package io.fraudstream.evaluator.spark;
+
+import static io.fraudstream.evaluator.spark.Records.countRule;
+import static io.fraudstream.evaluator.spark.Records.transaction;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+import io.fraudstream.evaluator.core.GroupKeys;
+import io.fraudstream.evaluator.core.Routes;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+class RouterTest {
+  private static final long T0 = 1_700_000_000_000L;
+  private static final List<String> PAYER = List.of("payerId");
+  private static final List<String> BENEFICIARY = List.of("beneficiaryId");
+
+  private final String instance = "router-test-" + UUID.randomUUID();
+
+  private static byte[] utf8(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** A transaction of payer {@code payer} and beneficiary {@code beneficiary}. */
+  private static byte[] tx(String payer, String beneficiary) {
+    return utf8("{\"eventTime\": " + T0 + ", \"payerId\": \"" + payer + "\", \"beneficiaryId\": \"" + beneficiary
+        + "\"}");
+  }
+
+  /** The buckets among 4 of the reporter of offset {@code offset} and of the given groups. */
+  private static int[] buckets(long offset, String... groupKeys) {
+    TreeSet<Integer> reached = new TreeSet<>(List.of(Routes.reporterOf(0, offset, 4)));
+    for (String groupKey : groupKeys) {
+      reached.add(GroupKeys.bucketOf(groupKey, 4));
+    }
+    return reached.stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  private static String payerKey(String payer) {
+    return GroupKeys.groupKey(PAYER, Map.of("payerId", payer));
+  }
+
+  private static String beneficiaryKey(String beneficiary) {
+    return GroupKeys.groupKey(BENEFICIARY, Map.of("beneficiaryId", beneficiary));
+  }
+
+  @Test
+  void transactionsGoToEveryBucketUntilEveryBucketCaughtUp() {
+    Router router = new Router(instance, 4, true);
+    int[] all = {0, 1, 2, 3};
+    for (int bucket = 0; bucket < 3; bucket++) {
+      Router.caughtUp(instance, 4, bucket, List.of(PAYER));
+      assertArrayEquals(all, router.call(false, tx("p1", "b1"), 0, 7L), "after bucket " + bucket);
+    }
+    Router.caughtUp(instance, 4, 3, List.of());
+    for (long offset = 0; offset < 20; offset++) {
+      assertArrayEquals(buckets(offset, payerKey("p" + offset)), router.call(false, tx("p" + offset, "b1"), 0, offset));
+    }
+  }
+
+  @Test
+  void aRuleMessageGoesToEveryBucketAndItsKeyGroupRoutesLaterTransactions() {
+    Router router = new Router(instance, 4, true);
+    for (int bucket = 0; bucket < 4; bucket++) {
+      Router.caughtUp(instance, 4, bucket, List.of(PAYER));
+    }
+    assertArrayEquals(buckets(3, payerKey("p9")), router.call(false, tx("p9", "b2"), 0, 3L));
+    byte[] rule = utf8(countRule("ns/by-beneficiary", "beneficiaryId", 5, 4));
+    assertArrayEquals(new int[] {0, 1, 2, 3}, router.call(true, rule, 0, 0L));
+    assertArrayEquals(buckets(3, payerKey("p9"), beneficiaryKey("b2")), router.call(false, tx("p9", "b2"), 0, 3L));
+    assertArrayEquals(new int[] {0, 1, 2, 3}, router.call(true, utf8("not a rule"), 0, 1L), "refused, not learned");
+    assertArrayEquals(new int[] {0, 1, 2, 3}, router.call(true, null, 0, 2L), "a tombstone");
+    assertArrayEquals(buckets(3, payerKey("p9"), beneficiaryKey("b2")), router.call(false, tx("p9", "b2"), 0, 3L));
+  }
+
+  @Test
+  void aBucketThatAppliedRulesTeachesTheirKeyGroups() {
+    Router router = new Router(instance, 4, true);
+    for (int bucket = 0; bucket < 4; bucket++) {
+      Router.caughtUp(instance, 4, bucket, List.of());
+    }
+    Router.learn(instance, 4, List.of(BENEFICIARY));
+    assertArrayEquals(buckets(5, beneficiaryKey("b7")), router.call(false, tx("p1", "b7"), 0, 5L));
+  }
+
+  @Test
+  void withRoutingOffEveryTransactionGoesToEveryBucket() {
+    Router router = new Router(instance, 4, false);
+    for (int bucket = 0; bucket < 4; bucket++) {
+      Router.caughtUp(instance, 4, bucket, List.of(PAYER));
+    }
+    assertArrayEquals(new int[] {0, 1, 2, 3}, router.call(false, tx("p1", "b1"), 0, 7L));
+  }
+
+  @Test
+  void eachInstanceAndBucketCountHasItsOwnRoutes() {
+    for (int bucket = 0; bucket < 4; bucket++) {
+      Router.caughtUp(instance, 4, bucket, List.of(PAYER));
+    }
+    assertArrayEquals(new int[] {0, 1}, new Router(instance, 2, true).call(false, tx("p1", "b1"), 0, 7L));
+    assertArrayEquals(
+        new int[] {0, 1, 2, 3}, new Router(instance + "-other", 4, true).call(false, tx("p1", "b1"), 0, 7L));
+  }
+}
