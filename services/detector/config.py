@@ -22,9 +22,15 @@ REMOVED_SETTINGS = {
 # A Real-time Mode batch duration as the detector accepts it (the chart's values.schema.json has the same pattern):
 # Spark refuses anything it cannot read as an interval, but only once the query starts, with a stack trace.
 CHECKPOINT_INTERVAL = re.compile(r"^[1-9][0-9]* (millisecond|second|minute|hour)s?$")
-# Real-time Mode runs every stage at once: a slot per transactions partition, the rules partition, each bucket and
-# each report partition.
-DEFAULT_MASTER = "local[8]"
+
+
+def default_master(buckets: int) -> str:
+    """A local master with a task slot for every stage of the query, which Real-time Mode runs at once: one per
+    transactions partition (up to 3), the rules partition, each bucket and each report partition (as many as the
+    buckets); the chart's mode=deployment gives the driver the same. local[8] at the default 2 buckets."""
+    return f"local[{2 * buckets + 4}]"
+
+
 # A master that runs every task in the driver's JVM (local-cluster[...] runs executors).
 LOCAL_MASTER = re.compile(r"^local(\[[^\]]*\])?$")
 
@@ -161,7 +167,7 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         "--master",
         "SPARK_MASTER",
         "",
-        f"Spark master (default {DEFAULT_MASTER}: a task slot per stage)",
+        "Spark master (default local[2 x shuffle partitions + 4]: a task slot per stage)",
     )
     opt("--sweep-interval-ms", "DETECTOR_SWEEP_INTERVAL_MS", "600000", "idle key-group sweep period", type=int)
     opt(
@@ -205,7 +211,7 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         shuffle_partitions=args.shuffle_partitions,
         starting_offsets=args.starting_offsets,
         metrics_port=args.metrics_port,
-        master=args.master or DEFAULT_MASTER,
+        master=args.master or default_master(args.shuffle_partitions),
         sweep_interval_ms=args.sweep_interval_ms,
         checkpoint_interval=args.checkpoint_interval,
         driver_memory=args.driver_memory,

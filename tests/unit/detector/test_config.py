@@ -33,6 +33,8 @@ def test_flags_override_environment_which_overrides_defaults() -> None:
 def test_the_default_master_has_a_task_slot_per_stage() -> None:
     cfg = parse_config([], env={})
     assert (cfg.master, cfg.checkpoint_interval) == ("local[8]", "5 minutes")
+    assert parse_config(["--shuffle-partitions", "4"], env={}).master == "local[12]", "a slot per bucket, twice"
+    assert parse_config(["--shuffle-partitions", "4", "--master", "local[9]"], env={}).master == "local[9]"
     assert parse_config([], {"SPARK_MASTER": "k8s://https://api:443"}).master == "k8s://https://api:443"
     assert cfg.rules_catch_up_timeout_ms == 60_000
     env = {"DETECTOR_RULES_CATCH_UP_TIMEOUT_MS": "5000"}
