@@ -258,12 +258,14 @@ def panels() -> list[timeseries.Panel | stat.Panel]:
         graph(
             4,
             "Input and processing rate",
-            "Kafka records read per second (transactions and rule messages), and transactions evaluated, invalid "
-            "or late.",
+            "Kafka records read per second (transactions and rule messages); transactions evaluated, invalid "
+            "or late; and the transactions each bucket evaluated (with routing, those with a group it owns or that "
+            "it reports: a bucket far above the others is a hot key).",
             "ops",
             [
                 Query("input records/s", f"sum({rate('fraud_input_rows_total')})"),
                 Query("{{outcome}}", f"sum by (outcome) ({rate('fraud_transactions_total')})"),
+                Query("bucket {{bucket}}", f"sum by (bucket) ({rate('fraud_bucket_transactions_total')})"),
             ],
         ),
         graph(
