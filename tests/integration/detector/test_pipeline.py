@@ -140,6 +140,9 @@ def test_each_transaction_reaches_its_reporter_and_the_buckets_of_its_groups(
     with running_detector(spark, config) as detector:
         script.rule("ns/count", spec(["payerId"], "COUNT", None, "GREATER_EQUAL", "3", 10))
         detector.settle(script)
+        if route:  # every bucket has caught up with the rules, so every transaction from now on is routed
+            routing = ("fraud_routing_active", frozenset())
+            wait_for(lambda: evaluator_samples(spark, config).get(routing) == 1, 60, "routing to start")
         before = bucket_transactions(spark, config)
         for i in range(40):
             script.transaction({"transactionId": f"t{i}", "eventTime": t0 + i, "payerId": f"p{i % 7}"})

@@ -92,6 +92,11 @@ public final class EvaluatorMetrics {
           "bucket");
   private final Counter inputRows = counter("fraud_input_rows", "Kafka records read (transactions and rule messages)");
   private final Gauge activeRules = gauge("fraud_active_rules", "ACTIVE rules in the detector's rule set");
+  private final Gauge routing =
+      gauge(
+          "fraud_routing_active",
+          "1 once this JVM sends each transaction only to the buckets of its groups and its reporter; 0 while it"
+              + " sends it to every bucket (routing off, or not every bucket caught up with the rules yet)");
   private final Gauge evaluatedOffset =
       gauge("fraud_evaluated_offset", "The last offset evaluated in each transactions partition", "partition");
   private final Gauge newestEvaluated =
@@ -100,6 +105,7 @@ public final class EvaluatorMetrics {
   private long newestEvaluatedTsMs = -1;
 
   private EvaluatorMetrics() {
+    routing.set(0);
     for (String outcome : new String[] {"evaluated", "invalid", "late", "future"}) {
       transactions.labelValues(outcome);
     }
@@ -217,6 +223,11 @@ public final class EvaluatorMetrics {
       newestEvaluatedTsMs = timestampMs;
       newestEvaluated.set(timestampMs / 1000.0);
     }
+  }
+
+  /** This JVM has started routing transactions (see {@link Router}). */
+  void routingActive() {
+    routing.set(1);
   }
 
   void activeRules(int count) {

@@ -43,6 +43,9 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
   @Override
   public int[] call(Boolean isRule, byte[] value, Integer partition, Long offset) {
     Directory directory = directory(instance, buckets);
+    if (enabled) {
+      directory.enable();
+    }
     if (isRule) {
       directory.learn(value);
       return directory.routes.all();
@@ -64,17 +67,21 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
   }
 
   private static Directory directory(String instance, int buckets) {
-    return DIRECTORIES.computeIfAbsent(instance + "#" + buckets, k -> new Directory(buckets));
+    return DIRECTORIES.computeIfAbsent(instance + "#" + buckets, k -> new Directory(instance, buckets));
   }
 
   /** What this JVM knows of one instance's key groups. */
   private static final class Directory {
+    private final String instance;
     private final int buckets;
     private final BitSet caughtUp = new BitSet();
     private volatile Routes routes;
     private volatile boolean ready;
+    private volatile boolean enabled;
+    private boolean announced;
 
-    Directory(int buckets) {
+    Directory(String instance, int buckets) {
+      this.instance = instance;
       this.buckets = buckets;
       this.routes = Routes.of(buckets, List.of());
     }
@@ -107,6 +114,25 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
       learn(keyGroups);
       caughtUp.set(bucket);
       ready = caughtUp.cardinality() == buckets;
+      announce();
+    }
+
+    /** A router with routing on runs in this JVM. */
+    void enable() {
+      if (!enabled) {
+        synchronized (this) {
+          enabled = true;
+          announce();
+        }
+      }
+    }
+
+    /** fraud_routing_active is 1 from when transactions are routed: routing on and every bucket caught up. */
+    private void announce() {
+      if (ready && enabled && !announced) {
+        announced = true;
+        EvaluatorMetrics.of(instance).routingActive();
+      }
     }
   }
 }

@@ -3,6 +3,7 @@ package io.fraudstream.evaluator.spark;
 import static io.fraudstream.evaluator.spark.Records.countRule;
 import static io.fraudstream.evaluator.spark.Records.transaction;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.fraudstream.evaluator.core.GroupKeys;
 import io.fraudstream.evaluator.core.Routes;
@@ -55,10 +56,12 @@ class RouterTest {
       Router.caughtUp(instance, 4, bucket, List.of(PAYER));
       assertArrayEquals(all, router.call(false, tx("p1", "b1"), 0, 7L), "after bucket " + bucket);
     }
+    assertEquals(0.0, new MetricValues(EvaluatorMetrics.of(instance)).of("fraud_routing_active"));
     Router.caughtUp(instance, 4, 3, List.of());
     for (long offset = 0; offset < 20; offset++) {
       assertArrayEquals(buckets(offset, payerKey("p" + offset)), router.call(false, tx("p" + offset, "b1"), 0, offset));
     }
+    assertEquals(1.0, new MetricValues(EvaluatorMetrics.of(instance)).of("fraud_routing_active"));
   }
 
   @Test
@@ -93,6 +96,7 @@ class RouterTest {
       Router.caughtUp(instance, 4, bucket, List.of(PAYER));
     }
     assertArrayEquals(new int[] {0, 1, 2, 3}, router.call(false, tx("p1", "b1"), 0, 7L));
+    assertEquals(0.0, new MetricValues(EvaluatorMetrics.of(instance)).of("fraud_routing_active"));
   }
 
   @Test
