@@ -259,7 +259,7 @@ def panels() -> list[timeseries.Panel | stat.Panel]:
             4,
             "Input and processing rate",
             "Kafka records read per second (transactions and rule messages); transactions evaluated, invalid "
-            "or late; and the transactions each bucket evaluated (with routing, those with a group it owns or that "
+            "or late; and the transactions each bucket received (with routing, those with a group it owns or that "
             "it reports: a bucket far above the others is a hot key).",
             "ops",
             [

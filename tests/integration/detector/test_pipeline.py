@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import zlib
@@ -12,7 +13,7 @@ import pytest
 
 from fraudstream_detector.config import DetectorConfig
 from fraudstream_kafka.settings import KafkaSettings, Topics
-from fraudstream_localstack.processes import wait_for
+from fraudstream_localstack.processes import NotReadyError, wait_for
 from fraudstream_rules.engine import group_key
 from fraudstream_rules.exceptions import InvalidTransactionError
 from fraudstream_rules.model import parse_rule_message
@@ -146,24 +147,32 @@ def test_each_transaction_reaches_its_reporter_and_the_buckets_of_its_groups(
         before = bucket_transactions(spark, config)
         for i in range(40):
             script.transaction({"transactionId": f"t{i}", "eventTime": t0 + i, "payerId": f"p{i % 7}"})
+        transactions = [r for r in script.records if not r.rule]
+        if route:
+            reached = [
+                {java_reporter(r.partition, r.offset, 2), zlib.crc32(str(key).encode()) % 2}
+                for r in transactions
+                for key in [group_key(("payerId",), json.loads(r.value))]
+            ]
+            assert sum(len(buckets) for buckets in reached) < 2 * len(transactions), "some reach one bucket only"
+        else:
+            reached = [{0, 1} for _ in transactions]
+        want = {b: sum(int(b) in buckets for buckets in reached) for b in ("0", "1")}
+
+        def counted() -> dict[str, float]:
+            after = bucket_transactions(spark, config)
+            return {b: after.get(b, 0) - before.get(b, 0) for b in ("0", "1")}
+
         detector.settle(script)
-        after = bucket_transactions(spark, config)
+        # settle waits for each transaction's reporter; the other bucket a transaction reached may count it a moment
+        # later. A bucket that received more than it should would exceed `want`, and the assertion below says so.
+        with contextlib.suppress(NotReadyError):
+            wait_for(lambda: counted() == want, 30, "each bucket to count the transactions it received")
+        counts = counted()
         expected = expected_alerts(script.records, lateness_ms=60_000)
         got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= len(expected), timeout_s=60)
 
-    transactions = [r for r in script.records if not r.rule]
-    if route:
-        reached = [
-            {java_reporter(r.partition, r.offset, 2), zlib.crc32(str(key).encode()) % 2}
-            for r in transactions
-            for key in [group_key(("payerId",), json.loads(r.value))]
-        ]
-        assert sum(len(buckets) for buckets in reached) < 2 * len(transactions), "some reach one bucket only"
-    else:
-        reached = [{0, 1} for _ in transactions]
-    assert {b: after.get(b, 0) - before.get(b, 0) for b in ("0", "1")} == {
-        b: sum(int(b) in buckets for buckets in reached) for b in ("0", "1")
-    }
+    assert counts == want
     assert len(expected) >= 10, expected
     assert alert_keys(got) == expected
 

@@ -88,7 +88,7 @@ public final class EvaluatorMetrics {
   private final Counter bucketTransactions =
       counter(
           "fraud_bucket_transactions",
-          "Transactions each bucket evaluated: with routing, those with a group it owns or that it reports",
+          "Transactions each bucket received: with routing, those with a group it owns or that it reports",
           "bucket");
   private final Counter inputRows = counter("fraud_input_rows", "Kafka records read (transactions and rule messages)");
   private final Gauge activeRules = gauge("fraud_active_rules", "ACTIVE rules in the detector's rule set");
