@@ -32,6 +32,8 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
   private final String instance;
   private final int buckets;
   private final boolean enabled;
+  // Looked up once per deserialized copy (one per task), not once per record.
+  private transient Directory directory;
 
   /** Routes records among {@code buckets} for the detector {@code instance}; all of them when not {@code enabled}. */
   Router(String instance, int buckets, boolean enabled) {
@@ -42,7 +44,9 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
 
   @Override
   public int[] call(Boolean isRule, byte[] value, Integer partition, Long offset) {
-    Directory directory = directory(instance, buckets);
+    if (directory == null) {
+      directory = directory(instance, buckets);
+    }
     if (enabled) {
       directory.enable();
     }
