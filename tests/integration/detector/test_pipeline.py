@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import Producer
 
 from fraudstream_detector.config import DetectorConfig
 from fraudstream_kafka.settings import KafkaSettings, Topics
@@ -174,6 +175,45 @@ def test_each_transaction_reaches_its_reporter_and_the_buckets_of_its_groups(
 
     assert counts == want
     assert len(expected) >= 10, expected
+    assert alert_keys(got) == expected
+
+
+def test_a_query_restarted_in_the_same_jvm_routes_by_the_rules_published_while_it_was_down(
+    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
+) -> None:
+    """The driver restarts a failed query inside its JVM. A rule with a new key group published while the query was
+    down applies to the backlog behind it: routing starts over with the new run, so no transaction is routed by what
+    the previous run knew."""
+    config = dataclasses.replace(
+        detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint"), route_transactions=True
+    )
+    script = Script(kafka_settings, unique_topics)
+    routing = ("fraud_routing_active", frozenset())
+    with running_detector(spark, config) as detector:
+        script.rule("ns/payer-count", spec(["payerId"], "COUNT", None, "GREATER_EQUAL", "1000", 10))
+        detector.settle(script)
+        wait_for(lambda: evaluator_samples(spark, config).get(routing) == 1, 60, "routing to start")
+    # Down: deletions of rules that never were, which the rules source reads first; a rule whose key group no
+    # bucket knew; then, past the contract's 5 s margin, a backlog of transactions it alerts on.
+    noise = 20_000
+    producer = Producer(kafka_settings.client_config(**{"linger.ms": 50}))
+    for i in range(noise):
+        producer.produce(unique_topics.rules, key=f"ns/never-{i}".encode(), value=None, timestamp=script.next_ts_ms)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    script.rule("ns/beneficiary-count", spec(["beneficiaryId"], "COUNT", None, "GREATER_EQUAL", "1", 10))
+    script.next_ts_ms += 6_000
+    t0 = script.next_ts_ms
+    for i in range(300):
+        script.transaction({"transactionId": f"t{i}", "eventTime": t0 + i, "payerId": f"p{i % 5}",
+                            "beneficiaryId": f"b{i}"})  # fmt: skip
+    with running_detector(spark, config) as detector:
+        detector.settle(script, preexisting=noise)
+        expected = expected_alerts(script.records, lateness_ms=60_000)
+        got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= len(expected), timeout_s=60)
+        wait_for(lambda: evaluator_samples(spark, config).get(routing) == 1, 60, "routing again in the new run")
+
+    assert len(expected) == 300
     assert alert_keys(got) == expected
 
 

@@ -96,7 +96,8 @@ public final class EvaluatorMetrics {
       gauge(
           "fraud_routing_active",
           "1 once this JVM sends each transaction only to the buckets of its groups and its reporter; 0 while it"
-              + " sends it to every bucket (routing off, or not every bucket caught up with the rules yet)");
+              + " sends it to every bucket (routing off, or not every bucket caught up with the rules yet in the query's"
+              + " current run)");
   private final Gauge evaluatedOffset =
       gauge("fraud_evaluated_offset", "The last offset evaluated in each transactions partition", "partition");
   private final Gauge newestEvaluated =
@@ -228,6 +229,11 @@ public final class EvaluatorMetrics {
   /** This JVM has started routing transactions (see {@link Router}). */
   void routingActive() {
     routing.set(1);
+  }
+
+  /** A new run of the query has started; it routes once its buckets caught up (see {@link Router}). */
+  void routingInactive() {
+    routing.set(0);
   }
 
   void activeRules(int count) {

@@ -8,25 +8,35 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.TaskContext;
 import org.apache.spark.sql.api.java.UDF4;
 
 /**
  * The buckets each record of the detector's input goes to, computed in the source stage: a rule message goes to
  * every bucket; a transaction to those that own one of its groups, plus its reporter ({@link Routes}).
  *
- * <p>Contract: a transaction goes to every bucket until this JVM knows every key group the buckets' rule sets hold:
- * until each of the instance's buckets has, in this JVM, claimed its state and read the rules topic up to where it
- * ended when its task started ({@link #caughtUp}). From then on, the key groups this JVM knows are those of every
- * bucket's rule set at that point and of every rule message the source stage has read since, which it learns before
- * that message goes on to the buckets ({@link #call}); the routes only grow. So a transaction the source reads after
- * a rule message reaches the buckets of its groups in that rule's key group, as when every bucket received every
- * transaction; one it read before may miss them, as it may reach its bucket before the rule did (docs/detector.md,
- * Arrival order). Routing is off (every transaction to every bucket) when {@code enabled} is false: with a reorder
- * wait, whose release counts on every bucket seeing every partition's records, and with Spark executors, whose
- * buckets and sources need not share a JVM.
+ * <p>Contract: what routes is scoped to one run of the streaming query in this JVM (Spark's run id, which every
+ * start of the query changes, restarts inside the same driver included). In each run, a transaction goes to every bucket until
+ * this JVM knows every key group the buckets' rule sets hold: until each of the instance's buckets has, in this run
+ * and JVM, claimed its state and read the rules topic up to where it ended when its task started ({@link
+ * #caughtUp}). From then on, the key groups known are those of every bucket's rule set at that point and of every
+ * rule message the source stage has read since, which it learns before that message goes on to the buckets ({@link
+ * #call}); the routes only grow. So a transaction the source reads after a rule message reaches the buckets of its
+ * groups in that rule's key group, as when every bucket received every transaction; one it read before may miss
+ * them, as it may reach its bucket before the rule did (docs/detector.md, Arrival order). A rule published while the
+ * query was down is behind the new run's catch-up barrier, like every rule before it. Routing is off (every
+ * transaction to every bucket) when {@code enabled} is false: with a reorder wait, whose release counts on every
+ * bucket seeing every partition's records, and with Spark executors, whose buckets and sources need not share a JVM.
  */
 final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
   private static final long serialVersionUID = 1L;
+  /**
+   * The local property that tells a streaming query's runs apart in its tasks: Spark's stream execution makes each
+   * run's id the job group of the run's jobs (it cancels them by it).
+   */
+  static final String RUN_PROPERTY = "spark.jobGroup.id";
+
+  // The current run's directory per instance#buckets.
   private static final Map<String, Directory> DIRECTORIES = new ConcurrentHashMap<>();
 
   private final String instance;
@@ -45,7 +55,7 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
   @Override
   public int[] call(Boolean isRule, byte[] value, Integer partition, Long offset) {
     if (directory == null) {
-      directory = directory(instance, buckets);
+      directory = directory(instance, buckets, Run.current());
     }
     if (enabled) {
       directory.enable();
@@ -62,32 +72,76 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
    * {@code keyGroups} are those of its rule set.
    */
   static void caughtUp(String instance, int buckets, int bucket, Collection<List<String>> keyGroups) {
-    directory(instance, buckets).caughtUp(bucket, keyGroups);
+    directory(instance, buckets, Run.current()).caughtUp(bucket, keyGroups);
   }
 
   /** A bucket of {@code instance} applied rules: {@code keyGroups} are those of its rule set now. */
   static void learn(String instance, int buckets, Collection<List<String>> keyGroups) {
-    directory(instance, buckets).learn(keyGroups);
+    directory(instance, buckets, Run.current()).learn(keyGroups);
   }
 
-  private static Directory directory(String instance, int buckets) {
-    return DIRECTORIES.computeIfAbsent(instance + "#" + buckets, k -> new Directory(instance, buckets));
+  /**
+   * The directory of {@code run}: a later run's first call starts a new one, which replaces the earlier run's; a
+   * task still running for an earlier run gets one of its own that never routes.
+   */
+  static Directory directory(String instance, int buckets, Run run) {
+    Directory current =
+        DIRECTORIES.compute(
+            instance + "#" + buckets,
+            (key, known) -> known == null || run.after(known.run) ? new Directory(instance, buckets, run) : known);
+    return current.run.id().equals(run.id()) ? current : Directory.stale(instance, buckets, run);
   }
 
-  /** What this JVM knows of one instance's key groups. */
-  private static final class Directory {
+  /**
+   * One run of the streaming query: its id, and the stage of the task that asked. Stage ids only grow in a JVM's
+   * SparkContext, and a run starts after the previous one stopped, so every stage of a later run is after every
+   * stage of an earlier one. Outside a Spark task (in-memory tests), the run {@code ""}.
+   */
+  record Run(String id, int stage) {
+    static Run current() {
+      TaskContext task = TaskContext.get();
+      if (task == null) {
+        return new Run("", 0);
+      }
+      String id = task.getLocalProperty(RUN_PROPERTY);
+      return new Run(id == null ? "" : id, task.stageId());
+    }
+
+    /** This is a later run than {@code other}. */
+    boolean after(Run other) {
+      return !id.equals(other.id) && stage > other.stage;
+    }
+  }
+
+  /** What this JVM knows of one instance's key groups in one run of its query. */
+  static final class Directory {
     private final String instance;
     private final int buckets;
+    private final Run run;
+    private final boolean stale;
     private final BitSet caughtUp = new BitSet();
     private volatile Routes routes;
     private volatile boolean ready;
     private volatile boolean enabled;
     private boolean announced;
 
-    Directory(String instance, int buckets) {
+    private Directory(String instance, int buckets, Run run, boolean stale) {
       this.instance = instance;
       this.buckets = buckets;
+      this.run = run;
+      this.stale = stale;
       this.routes = Routes.of(buckets, List.of());
+    }
+
+    /** A new run's directory: nothing caught up yet, so fraud_routing_active is 0 again. */
+    Directory(String instance, int buckets, Run run) {
+      this(instance, buckets, run, false);
+      EvaluatorMetrics.of(instance).routingInactive();
+    }
+
+    /** For a task of a run that a later one replaced: sends every transaction to every bucket. */
+    static Directory stale(String instance, int buckets, Run run) {
+      return new Directory(instance, buckets, run, true);
     }
 
     int[] route(byte[] value, int partition, long offset) {
@@ -117,7 +171,7 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
     synchronized void caughtUp(int bucket, Collection<List<String>> keyGroups) {
       learn(keyGroups);
       caughtUp.set(bucket);
-      ready = caughtUp.cardinality() == buckets;
+      ready = !stale && caughtUp.cardinality() == buckets;
       announce();
     }
 

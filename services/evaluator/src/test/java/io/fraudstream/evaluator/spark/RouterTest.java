@@ -108,4 +108,62 @@ class RouterTest {
     assertArrayEquals(
         new int[] {0, 1, 2, 3}, new Router(instance + "-other", 4, true).call(false, tx("p1", "b1"), 0, 7L));
   }
+
+  /** A directory of {@code run} with routing on, every one of its 4 buckets caught up with {@code keyGroups}. */
+  private Router.Directory caughtUp(Router.Run run, List<String> keyGroup) {
+    Router.Directory directory = Router.directory(instance, 4, run);
+    directory.enable();
+    for (int bucket = 0; bucket < 4; bucket++) {
+      directory.caughtUp(bucket, List.of(keyGroup));
+    }
+    return directory;
+  }
+
+  private double routingActive() {
+    return new MetricValues(EvaluatorMetrics.of(instance)).of("fraud_routing_active");
+  }
+
+  @Test
+  void aLaterRunOfTheQueryRoutesNothingUntilItsOwnBucketsCaughtUp() {
+    Router.Run first = new Router.Run("run-1", 3);
+    Router.Run second = new Router.Run("run-2", 9);
+    caughtUp(first, PAYER);
+    assertEquals(1.0, routingActive());
+
+    // A restart: a rule with a new key group may be in the rules backlog, so what the first run knew routes nothing.
+    Router.Directory restarted = Router.directory(instance, 4, new Router.Run("run-2", 8));
+    assertEquals(0.0, routingActive());
+    restarted.enable();
+    for (int bucket = 0; bucket < 3; bucket++) {
+      restarted.caughtUp(bucket, List.of(BENEFICIARY));
+    }
+    assertArrayEquals(new int[] {0, 1, 2, 3}, Router.directory(instance, 4, second).route(tx("p1", "b1"), 0, 7L));
+    Router.directory(instance, 4, second).caughtUp(3, List.of(BENEFICIARY));
+    assertEquals(1.0, routingActive());
+    assertArrayEquals(
+        buckets(7, beneficiaryKey("b1")),
+        Router.directory(instance, 4, second).route(tx("p1", "b1"), 0, 7L),
+        "the second run's key groups only");
+  }
+
+  @Test
+  void aTaskOfAnEarlierRunNeitherRoutesNorDisturbsTheLaterRun() {
+    Router.Run first = new Router.Run("run-1", 3);
+    Router.Run second = new Router.Run("run-2", 9);
+    caughtUp(second, PAYER);
+
+    Router.Directory stale = caughtUp(first, BENEFICIARY);
+    assertArrayEquals(new int[] {0, 1, 2, 3}, stale.route(tx("p1", "b1"), 0, 7L), "a stale task routes to all");
+    assertArrayEquals(buckets(7, payerKey("p1")), Router.directory(instance, 4, second).route(tx("p1", "b1"), 0, 7L));
+    assertEquals(1.0, routingActive());
+  }
+
+  @Test
+  void theSameRunKeepsItsDirectoryAcrossStages() {
+    caughtUp(new Router.Run("run-1", 3), PAYER);
+    assertArrayEquals(
+        buckets(7, payerKey("p1")),
+        Router.directory(instance, 4, new Router.Run("run-1", 40)).route(tx("p1", "b1"), 0, 7L),
+        "a later batch of the same run");
+  }
 }
