@@ -74,7 +74,7 @@ class DetectorConfig:
     evaluator_metrics_port: int = 9111
     group_id_prefix: str = DETECTOR_GROUP_PREFIX
     state_cache_mb: int = 0
-    route_transactions: bool = False
+    route_transactions: bool = True
 
     def source_options(self) -> dict[str, str]:
         """The Spark Kafka options of the detector's sources: the client settings, and the consumer groups' prefix
@@ -187,7 +187,7 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
     opt(
         "--route-transactions",
         "DETECTOR_ROUTE_TRANSACTIONS",
-        "off",
+        "on",
         "on: each transaction goes only to the buckets that own one of its groups (with no reorder wait and a local "
         "master); off: to every bucket",
         _on_off,

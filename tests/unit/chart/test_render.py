@@ -420,9 +420,9 @@ def test_real_time_mode_settings_reach_the_driver_wherever_the_tasks_run(name: s
     env = _env(_driver_container(render(mode(name), extra_args=args)))
     assert env["DETECTOR_CHECKPOINT_INTERVAL"] == "10 seconds"
     assert env["DETECTOR_REORDER_WAIT_MS"] == "100"
-    assert env["DETECTOR_ROUTE_TRANSACTIONS"] == "off"
-    on = render(mode(name), extra_args=["--set", "detector.routeTransactions=true"])
-    assert _env(_driver_container(on))["DETECTOR_ROUTE_TRANSACTIONS"] == "on"
+    assert env["DETECTOR_ROUTE_TRANSACTIONS"] == "on"
+    off = render(mode(name), extra_args=["--set", "detector.routeTransactions=false"])
+    assert _env(_driver_container(off))["DETECTOR_ROUTE_TRANSACTIONS"] == "off"
 
 
 def _driver_container(objects: list[Manifest]) -> Manifest:

@@ -62,15 +62,16 @@ def test_the_state_cache_defaults_to_a_share_of_the_heap_unless_sized() -> None:
 
 
 def test_transactions_are_routed_when_asked_with_a_local_master_and_no_reorder_wait() -> None:
-    assert not parse_config([], env={}).routes_transactions, "off by default"
+    assert parse_config([], env={}).routes_transactions, "on by default"
+    assert not parse_config(["--route-transactions", "off"], env={}).routes_transactions
     on = ["--route-transactions", "on"]
     assert parse_config(on, env={}).routes_transactions
     assert parse_config([*on, "--master", "local"], env={}).routes_transactions
     assert parse_config([*on, "--master", "local[*]"], env={}).routes_transactions
-    assert parse_config([], env={"DETECTOR_ROUTE_TRANSACTIONS": "on"}).routes_transactions
-    env_on = {"DETECTOR_ROUTE_TRANSACTIONS": "on"}
-    assert not parse_config(["--route-transactions", "off"], env=env_on).routes_transactions, "the flag wins"
-    assert not parse_config([*on, "--reorder-wait-ms", "50"], env={}).routes_transactions
+    assert not parse_config([], env={"DETECTOR_ROUTE_TRANSACTIONS": "off"}).routes_transactions
+    env_off = {"DETECTOR_ROUTE_TRANSACTIONS": "off"}
+    assert parse_config(on, env=env_off).routes_transactions, "the flag wins"
+    assert not parse_config(["--reorder-wait-ms", "50"], env={}).routes_transactions
     for master in ("local-cluster[2,1,1024]", "k8s://https://api:443", "spark://host:7077"):
         cfg = parse_config([*on, "--master", master], env={})
         assert cfg.route_transactions and not cfg.routes_transactions, master
