@@ -4,14 +4,22 @@ import static io.fraudstream.evaluator.spark.Records.countRule;
 import static io.fraudstream.evaluator.spark.Records.transaction;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fraudstream.evaluator.core.GroupKeys;
 import io.fraudstream.evaluator.core.Routes;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class RouterTest {
@@ -165,5 +173,60 @@ class RouterTest {
         buckets(7, payerKey("p1")),
         Router.directory(instance, 4, new Router.Run("run-1", 40)).route(tx("p1", "b1"), 0, 7L),
         "a later batch of the same run");
+  }
+
+  @Test
+  void routersThatSeeTheDirectoryReadyAlsoSeeEveryKeyGroupItWasReadyWith() throws Exception {
+    Router.Run run = new Router.Run("run-1", 3);
+    Router.Directory directory = Router.directory(instance, 4, run);
+    int payerBucket = GroupKeys.bucketOf(payerKey("p1"), 4);
+    int beneficiaryBucket = GroupKeys.bucketOf(beneficiaryKey("b1"), 4);
+    long offset = 0;
+    while (Routes.reporterOf(0, offset, 4) == payerBucket || Routes.reporterOf(0, offset, 4) == beneficiaryBucket) {
+      offset++; // a transaction whose reporter is neither group's bucket, so a missing key group shows
+    }
+    long unrelated = offset;
+    byte[] transaction = tx("p1", "b1");
+    AtomicInteger routed = new AtomicInteger();
+    AtomicReference<String> wrong = new AtomicReference<>();
+    CountDownLatch start = new CountDownLatch(1);
+    Thread[] readers = new Thread[3];
+    for (int r = 0; r < readers.length; r++) {
+      readers[r] =
+          new Thread(
+              () -> {
+                try {
+                  start.await();
+                } catch (InterruptedException exc) {
+                  return;
+                }
+                while (routed.get() < 1_000) {
+                  int[] buckets = directory.route(transaction, 0, unrelated);
+                  if (buckets.length == 4) {
+                    continue; // not ready: every bucket
+                  }
+                  Set<Integer> reached = new HashSet<>();
+                  for (int bucket : buckets) {
+                    reached.add(bucket);
+                  }
+                  if (!reached.contains(payerBucket) || !reached.contains(beneficiaryBucket)) {
+                    wrong.compareAndSet(null, Arrays.toString(buckets));
+                  }
+                  routed.incrementAndGet();
+                }
+              });
+      readers[r].setDaemon(true);
+      readers[r].start();
+    }
+    start.countDown();
+    for (int bucket = 0; bucket < 4; bucket++) {
+      // The last bucket, which makes the directory ready, brings a key group no other bucket has.
+      directory.caughtUp(bucket, List.of(bucket < 3 ? PAYER : BENEFICIARY));
+    }
+    for (Thread reader : readers) {
+      reader.join(30_000);
+    }
+    assertNull(wrong.get(), "a ready route without a key group the buckets caught up with");
+    assertTrue(routed.get() >= 1_000, "the readers saw the directory ready");
   }
 }
