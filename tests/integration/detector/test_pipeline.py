@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import json
 import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,43 @@ def bucket_transactions(spark: Any, config: DetectorConfig) -> dict[str, float]:
     }
 
 
+ROUTING = ("fraud_routing_active", frozenset())
+
+
+def received(transactions: list[Produced], key_groups: list[tuple[str, ...]], route: bool) -> dict[str, int]:
+    """How many of `transactions` each of 2 buckets should receive: routed, a transaction goes to its reporter and to
+    the bucket of each of its groups in `key_groups`; not routed, to both."""
+    reached = [
+        {java_reporter(r.partition, r.offset, 2)}
+        | {zlib.crc32(str(group_key(keys, json.loads(r.value))).encode()) % 2 for keys in key_groups}
+        if route
+        else {0, 1}
+        for r in transactions
+    ]
+    if route:
+        assert sum(len(buckets) for buckets in reached) < 2 * len(transactions), "some reach one bucket only"
+    return {b: sum(int(b) in buckets for buckets in reached) for b in ("0", "1")}
+
+
+@contextlib.contextmanager
+def counting_buckets(spark: Any, config: DetectorConfig) -> Iterator[Callable[[dict[str, int]], dict[str, float]]]:
+    """Yields `counted(want)`: what each bucket received since entry, once it equals `want` or after 30 s."""
+    before = bucket_transactions(spark, config)
+
+    def counts() -> dict[str, float]:
+        after = bucket_transactions(spark, config)
+        return {b: after.get(b, 0) - before.get(b, 0) for b in ("0", "1")}
+
+    def counted(want: dict[str, int]) -> dict[str, float]:
+        # settle waits for each transaction's reporter; the other bucket a transaction reached may count it a
+        # moment later. A bucket that received more than it should exceeds `want`, and the caller's assertion says so.
+        with contextlib.suppress(NotReadyError):
+            wait_for(lambda: counts() == want, 30, "each bucket to count the transactions it received")
+        return counts()
+
+    yield counted
+
+
 @pytest.mark.parametrize("route", [True, False], ids=["routed", "every-bucket"])
 def test_each_transaction_reaches_its_reporter_and_the_buckets_of_its_groups(
     spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path, route: bool
@@ -143,33 +181,13 @@ def test_each_transaction_reaches_its_reporter_and_the_buckets_of_its_groups(
         script.rule("ns/count", spec(["payerId"], "COUNT", None, "GREATER_EQUAL", "3", 10))
         detector.settle(script)
         if route:  # every bucket has caught up with the rules, so every transaction from now on is routed
-            routing = ("fraud_routing_active", frozenset())
-            wait_for(lambda: evaluator_samples(spark, config).get(routing) == 1, 60, "routing to start")
-        before = bucket_transactions(spark, config)
-        for i in range(40):
-            script.transaction({"transactionId": f"t{i}", "eventTime": t0 + i, "payerId": f"p{i % 7}"})
-        transactions = [r for r in script.records if not r.rule]
-        if route:
-            reached = [
-                {java_reporter(r.partition, r.offset, 2), zlib.crc32(str(key).encode()) % 2}
-                for r in transactions
-                for key in [group_key(("payerId",), json.loads(r.value))]
-            ]
-            assert sum(len(buckets) for buckets in reached) < 2 * len(transactions), "some reach one bucket only"
-        else:
-            reached = [{0, 1} for _ in transactions]
-        want = {b: sum(int(b) in buckets for buckets in reached) for b in ("0", "1")}
-
-        def counted() -> dict[str, float]:
-            after = bucket_transactions(spark, config)
-            return {b: after.get(b, 0) - before.get(b, 0) for b in ("0", "1")}
-
-        detector.settle(script)
-        # settle waits for each transaction's reporter; the other bucket a transaction reached may count it a moment
-        # later. A bucket that received more than it should would exceed `want`, and the assertion below says so.
-        with contextlib.suppress(NotReadyError):
-            wait_for(lambda: counted() == want, 30, "each bucket to count the transactions it received")
-        counts = counted()
+            wait_for(lambda: evaluator_samples(spark, config).get(ROUTING) == 1, 60, "routing to start")
+        with counting_buckets(spark, config) as counted:
+            for i in range(40):
+                script.transaction({"transactionId": f"t{i}", "eventTime": t0 + i, "payerId": f"p{i % 7}"})
+            want = received([r for r in script.records if not r.rule], [("payerId",)], route)
+            detector.settle(script)
+            counts = counted(want)
         expected = expected_alerts(script.records, lateness_ms=60_000)
         got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= len(expected), timeout_s=60)
 
@@ -188,11 +206,10 @@ def test_a_query_restarted_in_the_same_jvm_routes_by_the_rules_published_while_i
         detector_config(kafka_settings, unique_topics, tmp_path / "checkpoint"), route_transactions=True
     )
     script = Script(kafka_settings, unique_topics)
-    routing = ("fraud_routing_active", frozenset())
     with running_detector(spark, config) as detector:
         script.rule("ns/payer-count", spec(["payerId"], "COUNT", None, "GREATER_EQUAL", "1000", 10))
         detector.settle(script)
-        wait_for(lambda: evaluator_samples(spark, config).get(routing) == 1, 60, "routing to start")
+        wait_for(lambda: evaluator_samples(spark, config).get(ROUTING) == 1, 60, "routing to start")
     # Down: deletions of rules that never were, which the rules source reads first; a rule whose key group no
     # bucket knew; then, past the contract's 5 s margin, a backlog of transactions it alerts on.
     noise = 20_000
@@ -204,17 +221,29 @@ def test_a_query_restarted_in_the_same_jvm_routes_by_the_rules_published_while_i
     script.rule("ns/beneficiary-count", spec(["beneficiaryId"], "COUNT", None, "GREATER_EQUAL", "1", 10))
     script.next_ts_ms += 6_000
     t0 = script.next_ts_ms
-    for i in range(300):
-        script.transaction({"transactionId": f"t{i}", "eventTime": t0 + i, "payerId": f"p{i % 5}",
-                            "beneficiaryId": f"b{i}"})  # fmt: skip
+
+    def transactions(first: int, count: int) -> None:
+        for i in range(first, first + count):
+            script.transaction({"transactionId": f"t{i}", "eventTime": t0 + i, "payerId": f"p{i % 5}",
+                                "beneficiaryId": f"b{i}"})  # fmt: skip
+
+    transactions(0, 300)
     with running_detector(spark, config) as detector:
         detector.settle(script, preexisting=noise)
         expected = expected_alerts(script.records, lateness_ms=60_000)
         got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= len(expected), timeout_s=60)
-        wait_for(lambda: evaluator_samples(spark, config).get(routing) == 1, 60, "routing again in the new run")
+        # The new run routes, with its own directory: by both key groups, to fewer buckets than every one.
+        wait_for(lambda: evaluator_samples(spark, config).get(ROUTING) == 1, 60, "routing again in the new run")
+        backlog = len(script.records)
+        with counting_buckets(spark, config) as counted:
+            transactions(300, 40)
+            want = received([r for r in script.records[backlog:]], [("payerId",), ("beneficiaryId",)], True)
+            detector.settle(script, preexisting=noise)
+            counts = counted(want)
 
     assert len(expected) == 300
     assert alert_keys(got) == expected
+    assert counts == want
 
 
 def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_running(

@@ -226,14 +226,9 @@ public final class EvaluatorMetrics {
     }
   }
 
-  /** This JVM has started routing transactions (see {@link Router}). */
-  void routingActive() {
-    routing.set(1);
-  }
-
-  /** A new run of the query has started; it routes once its buckets caught up (see {@link Router}). */
-  void routingInactive() {
-    routing.set(0);
+  /** Whether this JVM routes transactions now, in the query's current run (see {@link Router}). */
+  void routing(boolean active) {
+    routing.set(active ? 1 : 0);
   }
 
   void activeRules(int count) {

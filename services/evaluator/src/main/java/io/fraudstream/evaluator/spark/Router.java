@@ -8,8 +8,11 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.api.java.UDF4;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The buckets each record of the detector's input goes to, computed in the source stage: a rule message goes to
@@ -30,6 +33,7 @@ import org.apache.spark.sql.api.java.UDF4;
  */
 final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
   private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(Router.class);
   /**
    * The local property that tells a streaming query's runs apart in its tasks: Spark's stream execution makes each
    * run's id the job group of the run's jobs (it cancels them by it).
@@ -81,40 +85,86 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
   }
 
   /**
-   * The directory of {@code run}: a later run's first call starts a new one, which replaces the earlier run's; a
-   * task still running for an earlier run gets one of its own that never routes.
+   * The directory of {@code run}: a later run's first call starts a new one, which replaces the earlier run's. A
+   * task of an earlier run that asks after that, and a task whose run is unknown ({@code null}), get one of their
+   * own that never routes (a task of an earlier run that asked before keeps the one it has, which feeds only its own
+   * run's buckets).
    */
   static Directory directory(String instance, int buckets, Run run) {
+    if (run == null) {
+      return Directory.stale(instance, buckets);
+    }
+    String key = instance + "#" + buckets;
+    boolean[] started = {false};
     Directory current =
         DIRECTORIES.compute(
-            instance + "#" + buckets,
-            (key, known) -> known == null || run.after(known.run) ? new Directory(instance, buckets, run) : known);
-    return current.run.id().equals(run.id()) ? current : Directory.stale(instance, buckets, run);
+            key,
+            (k, known) -> {
+              if (known != null && !run.after(known.run)) {
+                return known;
+              }
+              started[0] = true;
+              return new Directory(key, instance, buckets, run);
+            });
+    if (started[0]) {
+      publish(key, instance);
+    }
+    return current.run.same(run) ? current : Directory.stale(instance, buckets);
   }
 
   /**
-   * One run of the streaming query: its id, and the stage of the task that asked. Stage ids only grow in a JVM's
-   * SparkContext, and a run starts after the previous one stopped, so every stage of a later run is after every
-   * stage of an earlier one. Outside a Spark task (in-memory tests), the run {@code ""}.
+   * Sets fraud_routing_active from the instance's current directory. Every change of what it depends on (a new
+   * directory, one ready with routing on) publishes after it, and publications are serial, so the last one holds.
    */
-  record Run(String id, int stage) {
+  private static synchronized void publish(String key, String instance) {
+    Directory current = DIRECTORIES.get(key);
+    EvaluatorMetrics.of(instance).routing(current != null && current.ready && current.enabled);
+  }
+
+  /**
+   * One run of the streaming query: the Spark application, the run's id, and the stage of the task that asked.
+   * Stage ids only grow in a SparkContext, and a run starts after the previous one stopped, so every stage of a
+   * later run is after every stage of an earlier one; a JVM has one SparkContext at a time, so a new application's
+   * run is the later one.
+   */
+  record Run(String application, String id, int stage) {
+    private static volatile boolean unknownLogged;
+
+    /**
+     * The calling task's run. Outside a Spark task (in-memory tests): the one run {@code ""}. In a task without a
+     * job group (not a streaming query's, or a Spark that no longer sets it): {@code null}, so nothing routes.
+     */
     static Run current() {
       TaskContext task = TaskContext.get();
       if (task == null) {
-        return new Run("", 0);
+        return new Run("", "", 0);
       }
       String id = task.getLocalProperty(RUN_PROPERTY);
-      return new Run(id == null ? "" : id, task.stageId());
+      if (id == null) {
+        if (!unknownLogged) {
+          unknownLogged = true;
+          LOG.warn("task without {}: cannot tell the query's run, so every transaction goes to every bucket",
+              RUN_PROPERTY);
+        }
+        return null;
+      }
+      SparkEnv env = SparkEnv.get();
+      return new Run(env == null ? "" : env.conf().get("spark.app.id", ""), id, task.stageId());
+    }
+
+    boolean same(Run other) {
+      return application.equals(other.application) && id.equals(other.id);
     }
 
     /** This is a later run than {@code other}. */
     boolean after(Run other) {
-      return !id.equals(other.id) && stage > other.stage;
+      return !application.equals(other.application) || (!id.equals(other.id) && stage > other.stage);
     }
   }
 
   /** What this JVM knows of one instance's key groups in one run of its query. */
   static final class Directory {
+    private final String key;
     private final String instance;
     private final int buckets;
     private final Run run;
@@ -125,7 +175,8 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
     private volatile boolean enabled;
     private boolean announced;
 
-    private Directory(String instance, int buckets, Run run, boolean stale) {
+    private Directory(String key, String instance, int buckets, Run run, boolean stale) {
+      this.key = key;
       this.instance = instance;
       this.buckets = buckets;
       this.run = run;
@@ -133,15 +184,14 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
       this.routes = Routes.of(buckets, List.of());
     }
 
-    /** A new run's directory: nothing caught up yet, so fraud_routing_active is 0 again. */
-    Directory(String instance, int buckets, Run run) {
-      this(instance, buckets, run, false);
-      EvaluatorMetrics.of(instance).routingInactive();
+    /** A new run's directory, {@code DIRECTORIES}' entry {@code key}: nothing caught up yet. */
+    Directory(String key, String instance, int buckets, Run run) {
+      this(key, instance, buckets, run, false);
     }
 
-    /** For a task of a run that a later one replaced: sends every transaction to every bucket. */
-    static Directory stale(String instance, int buckets, Run run) {
-      return new Directory(instance, buckets, run, true);
+    /** For a task of a replaced or unknown run: sends every transaction to every bucket, and never publishes. */
+    static Directory stale(String instance, int buckets) {
+      return new Directory(null, instance, buckets, null, true);
     }
 
     int[] route(byte[] value, int partition, long offset) {
@@ -189,7 +239,7 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
     private void announce() {
       if (ready && enabled && !announced) {
         announced = true;
-        EvaluatorMetrics.of(instance).routingActive();
+        publish(key, instance);
       }
     }
   }

@@ -20,6 +20,8 @@ import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.spark.TaskContext$;
+import org.apache.spark.TaskContextImpl;
 import org.junit.jupiter.api.Test;
 
 class RouterTest {
@@ -133,13 +135,13 @@ class RouterTest {
 
   @Test
   void aLaterRunOfTheQueryRoutesNothingUntilItsOwnBucketsCaughtUp() {
-    Router.Run first = new Router.Run("run-1", 3);
-    Router.Run second = new Router.Run("run-2", 9);
+    Router.Run first = new Router.Run("app", "run-1", 3);
+    Router.Run second = new Router.Run("app", "run-2", 9);
     caughtUp(first, PAYER);
     assertEquals(1.0, routingActive());
 
     // A restart: a rule with a new key group may be in the rules backlog, so what the first run knew routes nothing.
-    Router.Directory restarted = Router.directory(instance, 4, new Router.Run("run-2", 8));
+    Router.Directory restarted = Router.directory(instance, 4, new Router.Run("app", "run-2", 8));
     assertEquals(0.0, routingActive());
     restarted.enable();
     for (int bucket = 0; bucket < 3; bucket++) {
@@ -156,8 +158,8 @@ class RouterTest {
 
   @Test
   void aTaskOfAnEarlierRunNeitherRoutesNorDisturbsTheLaterRun() {
-    Router.Run first = new Router.Run("run-1", 3);
-    Router.Run second = new Router.Run("run-2", 9);
+    Router.Run first = new Router.Run("app", "run-1", 3);
+    Router.Run second = new Router.Run("app", "run-2", 9);
     caughtUp(second, PAYER);
 
     Router.Directory stale = caughtUp(first, BENEFICIARY);
@@ -168,17 +170,40 @@ class RouterTest {
 
   @Test
   void theSameRunKeepsItsDirectoryAcrossStages() {
-    caughtUp(new Router.Run("run-1", 3), PAYER);
+    caughtUp(new Router.Run("app", "run-1", 3), PAYER);
     assertArrayEquals(
         buckets(7, payerKey("p1")),
-        Router.directory(instance, 4, new Router.Run("run-1", 40)).route(tx("p1", "b1"), 0, 7L),
+        Router.directory(instance, 4, new Router.Run("app", "run-1", 40)).route(tx("p1", "b1"), 0, 7L),
         "a later batch of the same run");
   }
 
   @Test
+  void aTaskRunsInItsQuerysJobGroupAndATaskWithoutOneRoutesNothing() {
+    TaskContextImpl task = TaskContext$.MODULE$.empty();
+    TaskContext$.MODULE$.setTaskContext(task);
+    try {
+      assertNull(Router.Run.current(), "no job group: the run is unknown");
+      assertArrayEquals(new int[] {0, 1, 2, 3}, Router.directory(instance, 4, null).route(tx("p1", "b1"), 0, 7L));
+      task.getLocalProperties().setProperty(Router.RUN_PROPERTY, "run-7");
+      Router.Run run = Router.Run.current();
+      assertEquals("run-7", run.id());
+      caughtUp(run, PAYER);
+      assertArrayEquals(buckets(7, payerKey("p1")), new Router(instance, 4, true).call(false, tx("p1", "b1"), 0, 7L));
+    } finally {
+      TaskContext$.MODULE$.unset();
+    }
+  }
+
+  @Test
+  void aNewApplicationsRunIsLaterWhateverItsStage() {
+    caughtUp(new Router.Run("app-1", "run-1", 30), PAYER);
+    Router.Run restarted = new Router.Run("app-2", "run-2", 0);
+    assertArrayEquals(new int[] {0, 1, 2, 3}, Router.directory(instance, 4, restarted).route(tx("p1", "b1"), 0, 7L));
+    assertEquals(0.0, routingActive());
+  }
+
+  @Test
   void routersThatSeeTheDirectoryReadyAlsoSeeEveryKeyGroupItWasReadyWith() throws Exception {
-    Router.Run run = new Router.Run("run-1", 3);
-    Router.Directory directory = Router.directory(instance, 4, run);
     int payerBucket = GroupKeys.bucketOf(payerKey("p1"), 4);
     int beneficiaryBucket = GroupKeys.bucketOf(beneficiaryKey("b1"), 4);
     long offset = 0;
@@ -187,46 +212,45 @@ class RouterTest {
     }
     long unrelated = offset;
     byte[] transaction = tx("p1", "b1");
-    AtomicInteger routed = new AtomicInteger();
-    AtomicReference<String> wrong = new AtomicReference<>();
-    CountDownLatch start = new CountDownLatch(1);
-    Thread[] readers = new Thread[3];
-    for (int r = 0; r < readers.length; r++) {
-      readers[r] =
-          new Thread(
-              () -> {
-                try {
-                  start.await();
-                } catch (InterruptedException exc) {
-                  return;
-                }
-                while (routed.get() < 1_000) {
-                  int[] buckets = directory.route(transaction, 0, unrelated);
-                  if (buckets.length == 4) {
-                    continue; // not ready: every bucket
+    for (int round = 0; round < 50; round++) {
+      Router.Directory directory = Router.directory(instance, 4, new Router.Run("app", "run-" + round, round));
+      AtomicInteger routed = new AtomicInteger();
+      AtomicReference<String> wrong = new AtomicReference<>();
+      CountDownLatch reading = new CountDownLatch(3);
+      Thread[] readers = new Thread[3];
+      for (int r = 0; r < readers.length; r++) {
+        readers[r] =
+            new Thread(
+                () -> {
+                  reading.countDown();
+                  while (routed.get() < 200) {
+                    int[] buckets = directory.route(transaction, 0, unrelated);
+                    if (buckets.length == 4) {
+                      continue; // not ready: every bucket
+                    }
+                    Set<Integer> reached = new HashSet<>();
+                    for (int bucket : buckets) {
+                      reached.add(bucket);
+                    }
+                    if (!reached.contains(payerBucket) || !reached.contains(beneficiaryBucket)) {
+                      wrong.compareAndSet(null, Arrays.toString(buckets));
+                    }
+                    routed.incrementAndGet();
                   }
-                  Set<Integer> reached = new HashSet<>();
-                  for (int bucket : buckets) {
-                    reached.add(bucket);
-                  }
-                  if (!reached.contains(payerBucket) || !reached.contains(beneficiaryBucket)) {
-                    wrong.compareAndSet(null, Arrays.toString(buckets));
-                  }
-                  routed.incrementAndGet();
-                }
-              });
-      readers[r].setDaemon(true);
-      readers[r].start();
+                });
+        readers[r].setDaemon(true);
+        readers[r].start();
+      }
+      reading.await();
+      for (int bucket = 0; bucket < 4; bucket++) {
+        // The last bucket, which makes the directory ready, brings a key group no other bucket has.
+        directory.caughtUp(bucket, List.of(bucket < 3 ? PAYER : BENEFICIARY));
+      }
+      for (Thread reader : readers) {
+        reader.join(30_000);
+      }
+      assertNull(wrong.get(), "round " + round + ": a ready route without a key group the buckets caught up with");
+      assertTrue(routed.get() >= 200, "round " + round + ": the readers saw the directory ready");
     }
-    start.countDown();
-    for (int bucket = 0; bucket < 4; bucket++) {
-      // The last bucket, which makes the directory ready, brings a key group no other bucket has.
-      directory.caughtUp(bucket, List.of(bucket < 3 ? PAYER : BENEFICIARY));
-    }
-    for (Thread reader : readers) {
-      reader.join(30_000);
-    }
-    assertNull(wrong.get(), "a ready route without a key group the buckets caught up with");
-    assertTrue(routed.get() >= 1_000, "the readers saw the directory ready");
   }
 }
