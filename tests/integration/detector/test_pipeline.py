@@ -237,7 +237,7 @@ def test_a_query_restarted_in_the_same_jvm_routes_by_the_rules_published_while_i
         backlog = len(script.records)
         with counting_buckets(spark, config) as counted:
             transactions(300, 40)
-            want = received([r for r in script.records[backlog:]], [("payerId",), ("beneficiaryId",)], True)
+            want = received(script.records[backlog:], [("payerId",), ("beneficiaryId",)], True)
             detector.settle(script, preexisting=noise)
             counts = counted(want)
 

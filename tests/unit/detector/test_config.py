@@ -61,7 +61,7 @@ def test_the_state_cache_defaults_to_a_share_of_the_heap_unless_sized() -> None:
     assert parse_config(["--state-cache-mb", "256"], env={"DETECTOR_STATE_CACHE_MB": "512"}).state_cache_mb == 256
 
 
-def test_transactions_are_routed_when_asked_with_a_local_master_and_no_reorder_wait() -> None:
+def test_transactions_are_routed_with_a_local_master_and_no_reorder_wait_unless_turned_off() -> None:
     assert parse_config([], env={}).routes_transactions, "on by default"
     assert not parse_config(["--route-transactions", "off"], env={}).routes_transactions
     on = ["--route-transactions", "on"]
