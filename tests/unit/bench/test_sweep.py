@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.sweep import holds
+from bench.sweep import DEFAULT_RATES, climb, holds
 
 
 @pytest.mark.parametrize(
@@ -16,3 +16,44 @@ def test_a_rate_holds_when_it_keeps_pace_and_the_budget(
     rate: float, achieved: float, p99: float, expected: bool
 ) -> None:
     assert holds({"rate_tps": rate, "achieved_tps": achieved, "p99_ms": p99}) is expected
+
+
+def _step(rate: float, ceiling: float) -> dict[str, float]:
+    """A step of a machine that keeps every rate up to `ceiling` within the budget and falls behind above it."""
+    return {
+        "rate_tps": rate,
+        "achieved_tps": rate,
+        "p50_ms": 10.0,
+        "p99_ms": 90.0 if rate <= ceiling else 9000.0,
+        "max_ms": 120.0,
+        "first_half_p99_ms": 90.0,
+        "second_half_p99_ms": 90.0,
+    }
+
+
+def test_the_climb_stops_at_the_first_rate_that_does_not_hold() -> None:
+    measured: list[float] = []
+
+    def measure(rate: float) -> dict[str, float]:
+        measured.append(rate)
+        return _step(rate, ceiling=1500)
+
+    verdict = climb([1000, 1500, 2000, 3000], measure)
+    assert measured == [1000, 1500, 2000]
+    assert verdict["highest_sustained_tps"] == 1500
+    assert verdict["first_failing_tps"] == 2000
+    assert [s["p99_ms"] for s in verdict["steps"]] == [90.0, 90.0, 9000.0]
+
+
+def test_a_climb_where_nothing_holds_names_no_sustained_rate() -> None:
+    verdict = climb([1000, 2000], lambda rate: _step(rate, ceiling=0))
+    assert verdict["highest_sustained_tps"] is None
+    assert verdict["first_failing_tps"] == 1000
+
+
+def test_the_default_ladder_can_show_issue_12s_target_of_4000_held() -> None:
+    rates = [float(r) for r in DEFAULT_RATES.split(",")]
+    verdict = climb(rates, lambda rate: _step(rate, ceiling=4000))
+    assert rates == sorted(rates)
+    assert verdict["highest_sustained_tps"] == 4000
+    assert verdict["first_failing_tps"] is not None and verdict["first_failing_tps"] > 4000
