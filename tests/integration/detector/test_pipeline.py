@@ -210,6 +210,7 @@ def test_a_query_restarted_in_the_same_jvm_routes_by_the_rules_published_while_i
         script.rule("ns/payer-count", spec(["payerId"], "COUNT", None, "GREATER_EQUAL", "1000", 10))
         detector.settle(script)
         wait_for(lambda: evaluator_samples(spark, config).get(ROUTING) == 1, 60, "routing to start")
+    wait_for(lambda: evaluator_samples(spark, config).get(ROUTING) == 0, 30, "routing to read 0, the query down")
     # Down: deletions of rules that never were, which the rules source reads first; a rule whose key group no
     # bucket knew; then, past the contract's 5 s margin, a backlog of transactions it alerts on.
     noise = 20_000

@@ -40,8 +40,10 @@ public final class Evaluation {
    * {@code records}, the Kafka records of both topics in the columns {@link #INPUT_COLUMNS} but {@code bucket}, with
    * the {@code bucket} column: each rule message once per bucket, each transaction once per bucket {@link Router}
    * sends it to. {@code settings} holds: checkpointDir, buckets, routeTransactions ("true": route; else every bucket).
+   * The session's query runs that end are reported to the router from then on ({@link RunEnds}).
    */
   public static Dataset<Row> withBuckets(Dataset<Row> records, Map<String, String> settings) {
+    RunEnds.watch(records.sparkSession());
     Router router =
         new Router(
             settings.get("checkpointDir"),

@@ -97,7 +97,7 @@ public final class EvaluatorMetrics {
           "fraud_routing_active",
           "1 once this JVM sends each transaction only to the buckets of its groups and its reporter; 0 while it"
               + " sends it to every bucket (routing off, or not every bucket caught up with the rules yet in the query's"
-              + " current run)");
+              + " current run) and while the query is down");
   private final Gauge evaluatedOffset =
       gauge("fraud_evaluated_offset", "The last offset evaluated in each transactions partition", "partition");
   private final Gauge newestEvaluated =

@@ -113,12 +113,25 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
   }
 
   /**
+   * The query's run {@code runId} has ended (stopped or failed): nothing is routed in it any more, so
+   * fraud_routing_active falls to 0 until a later run's buckets have caught up. A later run that already replaced its
+   * directory is left alone.
+   */
+  static void runEnded(String runId) {
+    for (Directory directory : DIRECTORIES.values()) {
+      if (directory.run.id().equals(runId)) {
+        directory.end();
+      }
+    }
+  }
+
+  /**
    * Sets fraud_routing_active from the instance's current directory. Every change of what it depends on (a new
    * directory, one ready with routing on) publishes after it, and publications are serial, so the last one holds.
    */
   private static synchronized void publish(String key, String instance) {
     Directory current = DIRECTORIES.get(key);
-    EvaluatorMetrics.of(instance).routing(current != null && current.ready && current.enabled);
+    EvaluatorMetrics.of(instance).routing(current != null && current.ready && current.enabled && !current.ended);
   }
 
   /**
@@ -173,6 +186,7 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
     private volatile Routes routes;
     private volatile boolean ready;
     private volatile boolean enabled;
+    private volatile boolean ended;
     private boolean announced;
 
     private Directory(String key, String instance, int buckets, Run run, boolean stale) {
@@ -235,7 +249,16 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
       }
     }
 
-    /** fraud_routing_active is 1 from when transactions are routed: routing on and every bucket caught up. */
+    /** Its run has ended: fraud_routing_active reads 0 while this is the instance's current directory. */
+    void end() {
+      ended = true;
+      publish(key, instance);
+    }
+
+    /**
+     * fraud_routing_active is 1 from when transactions are routed (routing on and every bucket caught up) until the
+     * run ends.
+     */
     private void announce() {
       if (ready && enabled && !announced) {
         announced = true;

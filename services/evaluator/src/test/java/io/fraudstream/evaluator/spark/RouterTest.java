@@ -203,6 +203,30 @@ class RouterTest {
   }
 
   @Test
+  void routingReadsInactiveFromTheEndOfARunUntilTheNextRunRoutes() {
+    String firstId = UUID.randomUUID().toString();
+    String secondId = UUID.randomUUID().toString();
+    caughtUp(new Router.Run("app", firstId, 3), PAYER);
+    assertEquals(1.0, routingActive());
+
+    Router.runEnded(firstId);
+    assertEquals(0.0, routingActive(), "the query is down");
+    Router.Directory second = Router.directory(instance, 4, new Router.Run("app", secondId, 9));
+    assertEquals(0.0, routingActive(), "the next run has not caught up yet");
+    second.enable();
+    for (int bucket = 0; bucket < 4; bucket++) {
+      second.caughtUp(bucket, List.of(PAYER));
+    }
+    assertEquals(1.0, routingActive());
+
+    Router.runEnded(firstId);
+    assertEquals(1.0, routingActive(), "an earlier run's end, heard late, leaves the current run alone");
+    Router.runEnded(UUID.randomUUID().toString());
+    assertEquals(1.0, routingActive(), "another query's end too");
+    assertArrayEquals(buckets(7, payerKey("p1")), second.route(tx("p1", "b1"), 0, 7L));
+  }
+
+  @Test
   void routersThatSeeTheDirectoryReadyAlsoSeeEveryKeyGroupItWasReadyWith() throws Exception {
     int payerBucket = GroupKeys.bucketOf(payerKey("p1"), 4);
     int beneficiaryBucket = GroupKeys.bucketOf(beneficiaryKey("b1"), 4);
