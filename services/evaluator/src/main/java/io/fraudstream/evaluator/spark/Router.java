@@ -7,6 +7,7 @@ import java.util.BitSet;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
@@ -42,6 +43,8 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
 
   // The current run's directory per instance#buckets.
   private static final Map<String, Directory> DIRECTORIES = new ConcurrentHashMap<>();
+  // The ids of the runs that have ended in this JVM (one per start of a query: a restart adds one).
+  private static final Set<String> ENDED = ConcurrentHashMap.newKeySet();
 
   private final String instance;
   private final int buckets;
@@ -118,20 +121,21 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
    * directory is left alone.
    */
   static void runEnded(String runId) {
-    for (Directory directory : DIRECTORIES.values()) {
-      if (directory.run.id().equals(runId)) {
-        directory.end();
-      }
+    ENDED.add(runId);
+    for (Map.Entry<String, Directory> entry : DIRECTORIES.entrySet()) {
+      publish(entry.getKey(), entry.getValue().instance);
     }
   }
 
   /**
    * Sets fraud_routing_active from the instance's current directory. Every change of what it depends on (a new
-   * directory, one ready with routing on) publishes after it, and publications are serial, so the last one holds.
+   * directory, one ready with routing on, the end of a run) publishes after it, and publications are serial, so the
+   * last one holds. A run's end is remembered, so a directory its lingering tasks start afterwards never reads 1.
    */
   private static synchronized void publish(String key, String instance) {
     Directory current = DIRECTORIES.get(key);
-    EvaluatorMetrics.of(instance).routing(current != null && current.ready && current.enabled && !current.ended);
+    EvaluatorMetrics.of(instance)
+        .routing(current != null && current.ready && current.enabled && !ENDED.contains(current.run.id()));
   }
 
   /**
@@ -186,7 +190,6 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
     private volatile Routes routes;
     private volatile boolean ready;
     private volatile boolean enabled;
-    private volatile boolean ended;
     private boolean announced;
 
     private Directory(String key, String instance, int buckets, Run run, boolean stale) {
@@ -247,12 +250,6 @@ final class Router implements UDF4<Boolean, byte[], Integer, Long, int[]> {
           announce();
         }
       }
-    }
-
-    /** Its run has ended: fraud_routing_active reads 0 while this is the instance's current directory. */
-    void end() {
-      ended = true;
-      publish(key, instance);
     }
 
     /**

@@ -227,6 +227,14 @@ class RouterTest {
   }
 
   @Test
+  void aRunThatEndedBeforeItsBucketsCaughtUpNeverReadsActive() {
+    String id = UUID.randomUUID().toString();
+    Router.runEnded(id);
+    caughtUp(new Router.Run("app", id, 3), PAYER);
+    assertEquals(0.0, routingActive(), "its lingering tasks caught up after its end");
+  }
+
+  @Test
   void routersThatSeeTheDirectoryReadyAlsoSeeEveryKeyGroupItWasReadyWith() throws Exception {
     int payerBucket = GroupKeys.bucketOf(payerKey("p1"), 4);
     int beneficiaryBucket = GroupKeys.bucketOf(beneficiaryKey("b1"), 4);
