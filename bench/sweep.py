@@ -9,8 +9,11 @@ past issue 12's target of 4 000 tx/s, so that a machine that holds it can show i
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import sys
+import traceback
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,9 @@ SHORTFALL = 0.02
 DEFAULT_RATES = "1000,1500,2000,3000,4000,5000,6000,8000"
 # What each step of the verdict keeps: the halves tell a step that failed at its cold start (first half only) from
 # one that could not keep the rate at all.
-STEP_FIELDS = ("rate_tps", "achieved_tps", "p50_ms", "p99_ms", "max_ms", "first_half_p99_ms", "second_half_p99_ms")
+STEP_FIELDS = (
+    "rate_tps", "achieved_tps", "p50_ms", "p99_ms", "max_ms", "first_half_p99_ms", "second_half_p99_ms", "error"
+)  # fmt: skip
 
 
 def holds(step: Mapping[str, Any]) -> bool:
@@ -29,9 +34,14 @@ def holds(step: Mapping[str, Any]) -> bool:
     return float(step["achieved_tps"]) >= float(step["rate_tps"]) * (1 - SHORTFALL) and float(step["p99_ms"]) <= 500
 
 
+def failed_step(rate: float, error: str) -> dict[str, Any]:
+    """The step of a rate whose run could not be measured (`error` says why): it does not hold."""
+    return {"rate_tps": rate, "achieved_tps": 0.0, "p99_ms": math.nan, "error": error}
+
+
 def climb(rates: Iterable[float], measure: Callable[[float], Mapping[str, Any]]) -> dict[str, Any]:
-    """Measures each rate in turn, stopping after the first that does not hold; the verdict names the highest rate
-    that held (None if none did) and the one that failed (None if every rate held)."""
+    """Measures each of the ascending `rates` in turn, stopping after the first that does not hold; the verdict names
+    the highest rate that held (None if none did) and the one that failed (None if every rate held)."""
     steps: list[Mapping[str, Any]] = []
     for rate in rates:
         steps.append(measure(rate))
@@ -54,18 +64,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--payers", type=int, default=100_000)
     p.add_argument("--results", type=Path, default=run.RESULTS)
     args = p.parse_args(argv)
+    rates = [float(r) for r in args.rates.split(",")]
+    if any(later <= earlier for earlier, later in itertools.pairwise(rates)):
+        p.error(f"--rates must ascend: {args.rates}")
 
     def measure(rate: float) -> dict[str, Any]:
         output = args.results / f"sweep-{rate:.0f}.json"
-        run.main(
-            ["--rate", str(rate), "--duration-s", str(args.duration_s), "--warmup-s", str(args.warmup_s),
-             "--rules", str(args.rules), "--payers", str(args.payers), "--label", f"sweep {rate:.0f} tx/s",
-             "--output", str(output)]
-        )  # fmt: skip
-        result: dict[str, Any] = json.loads(output.read_text())
+        output.unlink(missing_ok=True)  # an earlier sweep's result must not stand in for this run's
+        try:
+            run.main(
+                ["--rate", str(rate), "--duration-s", str(args.duration_s), "--warmup-s", str(args.warmup_s),
+                 "--rules", str(args.rules), "--payers", str(args.payers), "--label", f"sweep {rate:.0f} tx/s",
+                 "--output", str(output)]
+            )  # fmt: skip
+            result: dict[str, Any] = json.loads(output.read_text())
+        except Exception as exc:  # a step that cannot run fails, and the steps before it are still reported
+            traceback.print_exc()
+            return failed_step(rate, f"{type(exc).__name__}: {exc}")
         return result
 
-    verdict = climb((float(r) for r in args.rates.split(",")), measure)
+    verdict = climb(rates, measure)
     (args.results / "sweep.json").write_text(json.dumps(verdict, indent=2) + "\n")
     print(json.dumps(verdict, indent=2))
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.sweep import DEFAULT_RATES, climb, holds
+from bench.sweep import DEFAULT_RATES, climb, failed_step, holds, main
 
 
 @pytest.mark.parametrize(
@@ -42,7 +42,7 @@ def test_the_climb_stops_at_the_first_rate_that_does_not_hold() -> None:
     assert measured == [1000, 1500, 2000]
     assert verdict["highest_sustained_tps"] == 1500
     assert verdict["first_failing_tps"] == 2000
-    assert [s["p99_ms"] for s in verdict["steps"]] == [90.0, 90.0, 9000.0]
+    assert verdict["steps"] == [{**_step(rate, ceiling=1500), "error": None} for rate in (1000, 1500, 2000)]
 
 
 def test_a_climb_where_nothing_holds_names_no_sustained_rate() -> None:
@@ -57,3 +57,18 @@ def test_the_default_ladder_can_show_issue_12s_target_of_4000_held() -> None:
     assert rates == sorted(rates)
     assert verdict["highest_sustained_tps"] == 4000
     assert verdict["first_failing_tps"] is not None and verdict["first_failing_tps"] > 4000
+
+
+def test_a_step_that_could_not_run_fails_and_the_steps_before_it_stay() -> None:
+    def measure(rate: float) -> dict[str, object]:
+        return _step(rate, ceiling=8000) if rate < 2000 else failed_step(rate, "RuntimeError: kafka did not start")
+
+    verdict = climb([1000, 2000, 3000], measure)
+    assert verdict["highest_sustained_tps"] == 1000
+    assert verdict["first_failing_tps"] == 2000
+    assert verdict["steps"][1]["error"] == "RuntimeError: kafka did not start"
+
+
+def test_the_sweep_refuses_rates_that_do_not_ascend() -> None:
+    with pytest.raises(SystemExit):
+        main(["--rates", "3000,1000"])
