@@ -34,6 +34,14 @@ def holds(step: Mapping[str, Any]) -> bool:
     return float(step["achieved_tps"]) >= float(step["rate_tps"]) * (1 - SHORTFALL) and float(step["p99_ms"]) <= 500
 
 
+def ascending_rates(text: str) -> list[float]:
+    """The comma-separated tx/s of `text`; argparse.ArgumentTypeError unless each is above the one before."""
+    rates = [float(r) for r in text.split(",")]
+    if any(later <= earlier for earlier, later in itertools.pairwise(rates)):
+        raise argparse.ArgumentTypeError(f"rates must ascend: {text}")
+    return rates
+
+
 def failed_step(rate: float, error: str) -> dict[str, Any]:
     """The step of a rate whose run could not be measured (`error` says why): it does not hold."""
     return {"rate_tps": rate, "achieved_tps": 0.0, "p99_ms": math.nan, "error": error}
@@ -57,16 +65,13 @@ def climb(rates: Iterable[float], measure: Callable[[float], Mapping[str, Any]])
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="bench.sweep", description=__doc__)
-    p.add_argument("--rates", default=DEFAULT_RATES, help="comma-separated tx/s, ascending")
+    p.add_argument("--rates", type=ascending_rates, default=DEFAULT_RATES, help="comma-separated tx/s, ascending")
     p.add_argument("--duration-s", type=float, default=90.0)
     p.add_argument("--warmup-s", type=float, default=30.0)
     p.add_argument("--rules", type=int, default=50)
     p.add_argument("--payers", type=int, default=100_000)
     p.add_argument("--results", type=Path, default=run.RESULTS)
     args = p.parse_args(argv)
-    rates = [float(r) for r in args.rates.split(",")]
-    if any(later <= earlier for earlier, later in itertools.pairwise(rates)):
-        p.error(f"--rates must ascend: {args.rates}")
 
     def measure(rate: float) -> dict[str, Any]:
         output = args.results / f"sweep-{rate:.0f}.json"
@@ -83,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             return failed_step(rate, f"{type(exc).__name__}: {exc}")
         return result
 
-    verdict = climb(rates, measure)
+    verdict = climb(args.rates, measure)
     (args.results / "sweep.json").write_text(json.dumps(verdict, indent=2) + "\n")
     print(json.dumps(verdict, indent=2))
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.sweep import DEFAULT_RATES, climb, failed_step, holds, main
+from bench.sweep import DEFAULT_RATES, ascending_rates, climb, failed_step, holds, main
 
 
 @pytest.mark.parametrize(
@@ -52,9 +52,7 @@ def test_a_climb_where_nothing_holds_names_no_sustained_rate() -> None:
 
 
 def test_the_default_ladder_can_show_issue_12s_target_of_4000_held() -> None:
-    rates = [float(r) for r in DEFAULT_RATES.split(",")]
-    verdict = climb(rates, lambda rate: _step(rate, ceiling=4000))
-    assert rates == sorted(rates)
+    verdict = climb(ascending_rates(DEFAULT_RATES), lambda rate: _step(rate, ceiling=4000))
     assert verdict["highest_sustained_tps"] == 4000
     assert verdict["first_failing_tps"] is not None and verdict["first_failing_tps"] > 4000
 
