@@ -15,9 +15,11 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
- * The byte form of one stored event and of one bucket (state rows), and of a group window's head.
+ * The byte form of one stored event and of one bucket slot (state rows), and of a group window's head.
  *
  * <p>Compact binary (varints); values round-trip exactly: decimals keep their digits and scale, integers of any
  * size, strings any UTF-16 content, {@link Missing#MISSING} distinct from JSON null, lists and objects in order.
@@ -27,7 +29,9 @@ import java.util.Map;
 public final class EventCodec {
   private static final int EVENT_FORMAT = 1;
   private static final int BUCKET_FORMAT = 1;
-  private static final int HEAD_FORMAT = 3;
+  private static final int SLOT_FORMAT = 2;
+  private static final int HEAD_FORMAT = 4;
+  private static final int HEAD_FORMAT_WITH_WINDOW_BUCKETS = 3;
   private static final int HEAD_FORMAT_WITHOUT_BUCKETS = 2;
   private static final int HEAD_FORMAT_WITHOUT_INGEST = 1;
   private static final int MISSING = 0;
@@ -42,9 +46,10 @@ public final class EventCodec {
   private static final int OBJECT = 9;
 
   /**
-   * A group window's head: projection, maxima, floor, id counter, smallest live id (nextEventId if none) and the
-   * index span of each bucketed rule's buckets. Heads of the previous formats read with a null maxIngestTsMs (format
-   * 1) and no buckets (formats 1 and 2).
+   * A group window's head: projection, maxima, floor, id counter, smallest live id (nextEventId if none) and, per
+   * precision, the span of its bucket slots' indices ({@link GroupWindow#bucketSpans}). Heads of the previous formats
+   * read with a null maxIngestTsMs (format 1), no buckets (formats 1 and 2), and, for format 3, whose buckets were
+   * kept one row per rule window and index, the spans of those rows in {@code windowBuckets} (empty otherwise).
    */
   public record Head(
       List<String> fieldNames,
@@ -53,7 +58,11 @@ public final class EventCodec {
       long nextEventId,
       long minLiveId,
       Long maxIngestTsMs,
-      List<GroupWindow.BucketRange> buckets) {}
+      List<GroupWindow.BucketSpan> buckets,
+      List<WindowBuckets> windowBuckets) {}
+
+  /** The index span of one rule window's bucket rows, as heads of format 3 recorded them. */
+  public record WindowBuckets(GroupWindow.BucketsOf window, long first, long last) {}
 
   private EventCodec() {}
 
@@ -113,27 +122,61 @@ public final class EventCodec {
     out.varlong(window.nextEventId());
     out.varlong(window.minLiveId());
     out.optionalLong(window.maxIngestTsMs());
-    List<GroupWindow.BucketRange> ranges = window.bucketRanges();
-    out.varint(ranges.size());
-    for (GroupWindow.BucketRange range : ranges) {
-      WindowSpec.Key key = range.key();
-      out.string(key.uid());
-      out.varlong(key.windowStartSeq());
-      out.varlong(key.windowStartTsMs());
-      out.varlong(key.precisionMs());
-      out.varlong(range.first());
-      out.varlong(range.last());
+    List<GroupWindow.BucketSpan> spans = window.bucketSpans();
+    out.varint(spans.size());
+    for (GroupWindow.BucketSpan span : spans) {
+      out.varlong(span.precisionMs());
+      out.varlong(span.first());
+      out.varlong(span.last());
     }
     return out.bytes.toByteArray();
+  }
+
+  /**
+   * One bucket slot's row ({@link GroupWindow.BucketSlot}): the bucket of each rule window holding one there, by
+   * window start seq. {@link #decodeSlot} reads it back equal.
+   */
+  public static byte[] encodeSlot(SortedMap<Long, Bucket> buckets) {
+    Writer out = new Writer();
+    out.varint(SLOT_FORMAT);
+    out.varint(buckets.size());
+    buckets.forEach((seq, bucket) -> {
+      out.varlong(seq);
+      out.bucket(bucket);
+    });
+    return out.bytes.toByteArray();
+  }
+
+  public static SortedMap<Long, Bucket> decodeSlot(byte[] data) {
+    try {
+      Reader in = new Reader(data);
+      int format = in.varint();
+      if (format != SLOT_FORMAT) {
+        throw new CorruptStateException("unknown bucket slot format " + format);
+      }
+      SortedMap<Long, Bucket> buckets = new TreeMap<>();
+      for (int i = in.count(); i > 0; i--) {
+        long seq = in.varlong();
+        if (buckets.put(seq, in.bucket()) != null) {
+          throw new CorruptStateException("window " + seq + " twice in a bucket slot");
+        }
+      }
+      in.end();
+      if (buckets.isEmpty()) {
+        throw new CorruptStateException("empty bucket slot");
+      }
+      return buckets;
+    } catch (CorruptStateException exc) {
+      throw exc;
+    } catch (RuntimeException exc) {
+      throw new CorruptStateException("unreadable bucket slot: " + exc, exc);
+    }
   }
 
   public static byte[] encodeBucket(Bucket bucket) {
     Writer out = new Writer();
     out.varint(BUCKET_FORMAT);
-    out.value(bucket.total());
-    out.varlong(bucket.count());
-    out.value(bucket.low());
-    out.value(bucket.high());
+    out.bucket(bucket);
     return out.bytes.toByteArray();
   }
 
@@ -144,15 +187,9 @@ public final class EventCodec {
       if (format != BUCKET_FORMAT) {
         throw new CorruptStateException("unknown bucket format " + format);
       }
-      BigDecimal total = (BigDecimal) in.value();
-      long count = in.varlong();
-      BigDecimal low = (BigDecimal) in.value();
-      BigDecimal high = (BigDecimal) in.value();
+      Bucket bucket = in.bucket();
       in.end();
-      if (total == null || low == null || high == null || count < 1) {
-        throw new CorruptStateException("incomplete bucket");
-      }
-      return new Bucket(total, count, low, high);
+      return bucket;
     } catch (CorruptStateException exc) {
       throw exc;
     } catch (RuntimeException exc) {
@@ -164,7 +201,7 @@ public final class EventCodec {
     try {
       Reader in = new Reader(data);
       int format = in.varint();
-      if (format != HEAD_FORMAT && format != HEAD_FORMAT_WITHOUT_BUCKETS && format != HEAD_FORMAT_WITHOUT_INGEST) {
+      if (format < HEAD_FORMAT_WITHOUT_INGEST || format > HEAD_FORMAT) {
         throw new CorruptStateException("unknown group head format " + format);
       }
       List<String> names = new ArrayList<>();
@@ -176,14 +213,29 @@ public final class EventCodec {
       long nextEventId = in.varlong();
       long minLiveId = in.varlong();
       Long maxIngestMs = format >= HEAD_FORMAT_WITHOUT_BUCKETS ? in.optionalLong() : null;
-      List<GroupWindow.BucketRange> ranges = new ArrayList<>();
-      for (int i = format >= HEAD_FORMAT ? in.count() : 0; i > 0; i--) {
-        String uid = (String) in.value();
-        WindowSpec.Key key = new WindowSpec.Key(uid, in.varlong(), in.varlong(), null, in.varlong());
-        ranges.add(new GroupWindow.BucketRange(key, in.varlong(), in.varlong()));
+      List<GroupWindow.BucketSpan> spans = new ArrayList<>();
+      List<WindowBuckets> windowBuckets = new ArrayList<>();
+      for (int i = format >= HEAD_FORMAT_WITH_WINDOW_BUCKETS ? in.count() : 0; i > 0; i--) {
+        if (format == HEAD_FORMAT) {
+          spans.add(new GroupWindow.BucketSpan(in.varlong(), in.varlong(), in.varlong()));
+          continue;
+        }
+        in.value(); // the rule's uid
+        long seq = in.varlong();
+        in.varlong(); // its window start time
+        GroupWindow.BucketsOf window = new GroupWindow.BucketsOf(seq, in.varlong());
+        windowBuckets.add(new WindowBuckets(window, in.varlong(), in.varlong()));
       }
       in.end();
-      return new Head(List.copyOf(names), maxMs, floorMs, nextEventId, minLiveId, maxIngestMs, List.copyOf(ranges));
+      return new Head(
+          List.copyOf(names),
+          maxMs,
+          floorMs,
+          nextEventId,
+          minLiveId,
+          maxIngestMs,
+          List.copyOf(spans),
+          List.copyOf(windowBuckets));
     } catch (CorruptStateException exc) {
       throw exc;
     } catch (RuntimeException exc) {
@@ -214,6 +266,13 @@ public final class EventCodec {
         bytes.write(1);
         varlong(value);
       }
+    }
+
+    void bucket(Bucket bucket) {
+      value(bucket.total());
+      varlong(bucket.count());
+      value(bucket.low());
+      value(bucket.high());
     }
 
     void blob(byte[] data) {
@@ -318,6 +377,17 @@ public final class EventCodec {
 
     Long optionalLong() {
       return in.get() == 0 ? null : varlong();
+    }
+
+    Bucket bucket() {
+      BigDecimal total = (BigDecimal) value();
+      long count = varlong();
+      BigDecimal low = (BigDecimal) value();
+      BigDecimal high = (BigDecimal) value();
+      if (total == null || low == null || high == null || count < 1) {
+        throw new CorruptStateException("incomplete bucket");
+      }
+      return new Bucket(total, count, low, high);
     }
 
     byte[] blob() {

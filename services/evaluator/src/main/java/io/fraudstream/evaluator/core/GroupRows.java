@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -12,14 +13,20 @@ import java.util.function.Function;
 /**
  * A group window kept as rows in three key-value tables, so that a transaction costs O(1) row writes per group
  * whatever its window's size: {@code heads} maps the group key to its head ({@link EventCodec#encodeHead}); {@code
- * events} holds one row per live event, key {@code group U+0001 event id}; {@code buckets} one row per bucket of a
- * bucketed rule, key {@code group U+0001 window start seq U+0001 bucket index} (a window start seq names one rule
- * window of the engine).
+ * events} holds one row per live event, key {@code group U+0001 event id}; {@code buckets} one row per bucket slot
+ * ({@link GroupWindow.BucketSlot}: a precision and a bucket index) at which some bucketed rule holds a bucket, key
+ * {@code group U+0001 p precision U+0001 bucket index}, holding every such rule's bucket there ({@link
+ * EventCodec#encodeSlot}). So an event a group's bucketed rules of one precision all take in costs one bucket row
+ * write, however many they are.
  *
  * <p>Contract: after {@link #write} of every window changed since its last load, {@link #load} returns a window
- * equal in events, maxima, floor and buckets, and the tables hold no row of an evicted event, a dropped bucket or a
- * deleted group. Each event is written once when it arrives and removed once when it leaves (a projection change,
- * which only a rule change causes, rewrites the group's events).
+ * equal in events, maxima, floor and buckets, and the tables hold no row of an evicted event, an empty bucket slot
+ * or a deleted group. Each event is written once when it arrives and removed once when it leaves (a projection
+ * change, which only a rule change causes, rewrites the group's events).
+ *
+ * <p>Groups written before bucket slots (head format 3) kept one row per rule window and bucket index, key {@code
+ * group U+0001 window start seq U+0001 bucket index}: {@link #load} reads such a group and rewrites its buckets as
+ * slots, and {@link #delete} removes either kind.
  */
 public final class GroupRows {
   /** One key-value table (a Spark MapState, or a map in tests). */
@@ -87,16 +94,28 @@ public final class GroupRows {
         stored.add(event);
       }
     }
-    Map<WindowSpec.Key, Map<Long, Bucket>> held = new HashMap<>();
-    for (GroupWindow.BucketRange range : decoded.buckets()) {
-      Map<Long, Bucket> byIndex = new TreeMap<>();
+    Map<GroupWindow.BucketsOf, Map<Long, Bucket>> held = new HashMap<>();
+    for (GroupWindow.BucketSpan span : decoded.buckets()) {
+      for (long index = span.first(); index <= span.last(); index++) {
+        byte[] slot = buckets.get(slotKey(groupKey, span.precisionMs(), index));
+        if (slot != null) {
+          long at = index;
+          EventCodec.decodeSlot(slot)
+              .forEach(
+                  (seq, bucket) ->
+                      held.computeIfAbsent(new GroupWindow.BucketsOf(seq, span.precisionMs()), w -> new TreeMap<>())
+                          .put(at, bucket));
+        }
+      }
+    }
+    for (EventCodec.WindowBuckets range : decoded.windowBuckets()) {
+      Map<Long, Bucket> byIndex = held.computeIfAbsent(range.window(), w -> new TreeMap<>());
       for (long index = range.first(); index <= range.last(); index++) {
-        byte[] bucket = buckets.get(bucketKey(groupKey, range.key(), index));
+        byte[] bucket = buckets.get(windowBucketKey(groupKey, range.window(), index));
         if (bucket != null) {
           byIndex.put(index, EventCodec.decodeBucket(bucket));
         }
       }
-      held.put(range.key(), byIndex);
     }
     GroupWindow window =
         GroupWindow.restore(
@@ -108,6 +127,13 @@ public final class GroupRows {
             decoded.maxIngestTsMs(),
             held);
     window.attachPager(pager);
+    if (!decoded.windowBuckets().isEmpty()) { // format 3: its buckets become slots now
+      for (GroupWindow.BucketSlot slot : window.bucketSlots()) {
+        writeSlot(groupKey, window, slot);
+      }
+      deleteWindowBuckets(groupKey, decoded);
+      heads.put(groupKey, EventCodec.encodeHead(window));
+    }
     return window;
   }
 
@@ -121,15 +147,20 @@ public final class GroupRows {
     for (long id : window.takeEvicted()) {
       events.remove(eventKey(groupKey, id));
     }
-    for (GroupWindow.BucketRow row : window.takeBucketChanges()) {
-      String key = bucketKey(groupKey, row.key(), row.index());
-      if (row.bucket() == null) {
-        buckets.remove(key);
-      } else {
-        buckets.put(key, EventCodec.encodeBucket(row.bucket()));
-      }
+    for (GroupWindow.BucketSlot slot : window.takeBucketChanges()) {
+      writeSlot(groupKey, window, slot);
     }
     heads.put(groupKey, EventCodec.encodeHead(window));
+  }
+
+  private void writeSlot(String groupKey, GroupWindow window, GroupWindow.BucketSlot slot) {
+    SortedMap<Long, Bucket> held = window.bucketsAt(slot);
+    String key = slotKey(groupKey, slot.precisionMs(), slot.index());
+    if (held.isEmpty()) {
+      buckets.remove(key);
+    } else {
+      buckets.put(key, EventCodec.encodeSlot(held));
+    }
   }
 
   /** Removes every row of the group. */
@@ -142,12 +173,21 @@ public final class GroupRows {
     for (long id = decoded.minLiveId(); id < decoded.nextEventId(); id++) {
       events.remove(eventKey(groupKey, id));
     }
-    for (GroupWindow.BucketRange range : decoded.buckets()) {
-      for (long index = range.first(); index <= range.last(); index++) {
-        buckets.remove(bucketKey(groupKey, range.key(), index));
+    for (GroupWindow.BucketSpan span : decoded.buckets()) {
+      for (long index = span.first(); index <= span.last(); index++) {
+        buckets.remove(slotKey(groupKey, span.precisionMs(), index));
       }
     }
+    deleteWindowBuckets(groupKey, decoded);
     heads.remove(groupKey);
+  }
+
+  private void deleteWindowBuckets(String groupKey, EventCodec.Head decoded) {
+    for (EventCodec.WindowBuckets range : decoded.windowBuckets()) {
+      for (long index = range.first(); index <= range.last(); index++) {
+        buckets.remove(windowBucketKey(groupKey, range.window(), index));
+      }
+    }
   }
 
   /** The largest event time a group head records (null before the first event). */
@@ -166,7 +206,12 @@ public final class GroupRows {
     return groupKey + SEPARATOR + id;
   }
 
-  private static String bucketKey(String groupKey, WindowSpec.Key key, long index) {
-    return groupKey + SEPARATOR + key.windowStartSeq() + SEPARATOR + index;
+  private static String slotKey(String groupKey, long precisionMs, long index) {
+    return groupKey + SEPARATOR + 'p' + precisionMs + SEPARATOR + index;
+  }
+
+  /** A bucket row's key under a format-3 head. */
+  static String windowBucketKey(String groupKey, GroupWindow.BucketsOf window, long index) {
+    return groupKey + SEPARATOR + window.windowStartSeq() + SEPARATOR + index;
   }
 }

@@ -7,9 +7,12 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * One group's stored events, event-time horizon and per-rule aggregators (port of windows.GroupWindow).
@@ -27,8 +30,8 @@ import java.util.Set;
  * <p>Persistence hooks, each reporting what changed since its previous call: {@link #takeJournal()} (events inserted
  * and still live), {@link #takeEvicted()} (ids of events that fell below the floor; may name events never taken from
  * the journal), {@link #takeReprojected()} (whether the projection changed, so every live event must be rewritten),
- * {@link #takeBucketChanges()} (buckets written and dropped). Applying them and writing the head after each batch
- * keeps a row-per-event, row-per-bucket copy exact ({@link GroupRows}). Not thread-safe.
+ * {@link #takeBucketChanges()} (the bucket slots written or dropped in any rule). Applying them and writing the head
+ * after each batch keeps a row-per-event, row-per-bucket-slot copy exact ({@link GroupRows}). Not thread-safe.
  *
  * <p>Paging: once its events are written, a window with a {@link #attachPager pager} may drop their decoded form
  * ({@link #pageOut}) and keep only each event's time and id; an event it needs again is read back through the pager
@@ -76,19 +79,32 @@ public final class GroupWindow implements EventLog {
   // The arguments of the last prepare (by identity): the engine passes the same ones until a rule changes.
   private List<String> preparedFieldNames;
   private Map<String, WindowSpec> preparedSpecs;
-  private Map<WindowSpec.Key, Map<Long, Bucket>> restoredBuckets = Map.of();
-  private final List<BucketRow> droppedBuckets = new ArrayList<>();
+  private Map<BucketsOf, Map<Long, Bucket>> restoredBuckets = Map.of();
+  private final Set<BucketSlot> droppedBuckets = new LinkedHashSet<>();
   private List<StoredEvent> journal = new ArrayList<>();
   private List<Long> evicted = new ArrayList<>();
   private boolean reprojected;
   private final LongMinHeap liveIds = new LongMinHeap();
   private final Set<Long> evictedIds = new HashSet<>();
 
-  /** One bucket of a bucketed rule's window as a persisted row: to write, or to delete when {@code bucket} is null. */
-  record BucketRow(WindowSpec.Key key, long index, Bucket bucket) {}
+  /**
+   * Which buckets are one bucketed rule window's: its window start seq (unique among the engine's windows, and never
+   * reused) and its precision, the part of its {@link WindowSpec.Key} that its persisted buckets carry.
+   */
+  public record BucketsOf(long windowStartSeq, long precisionMs) {
+    static BucketsOf of(WindowSpec.Key key) {
+      return new BucketsOf(key.windowStartSeq(), key.precisionMs());
+    }
+  }
 
-  /** The indices a bucketed rule's buckets span, first to last (not every index in between need hold a bucket). */
-  record BucketRange(WindowSpec.Key key, long first, long last) {}
+  /**
+   * One bucket index at one precision: the bucket {@code index} of every bucketed rule of precision {@code
+   * precisionMs} (the same span of event time for each, {@code floorDiv(t, p)}), persisted together as one row.
+   */
+  public record BucketSlot(long precisionMs, long index) {}
+
+  /** The indices the buckets of one precision span, first to last (not every index in between holds a bucket). */
+  public record BucketSpan(long precisionMs, long first, long last) {}
 
   /** An empty window projecting {@code fieldNames}. */
   public GroupWindow(List<String> fieldNames) {
@@ -97,7 +113,7 @@ public final class GroupWindow implements EventLog {
 
   /**
    * A window holding {@code events} (any order; sorted by event time, then id; those below {@code floorMs} dropped)
-   * and the buckets of bucketed rules by spec key (taken up by {@link #prepare}), with empty journal, evictions,
+   * and the buckets of bucketed rules by their window (taken up by {@link #prepare}), with empty journal, evictions,
    * bucket changes and reprojection flag.
    */
   static GroupWindow restore(
@@ -107,7 +123,7 @@ public final class GroupWindow implements EventLog {
       Long floorMs,
       long nextEventId,
       Long maxIngestTsMs,
-      Map<WindowSpec.Key, Map<Long, Bucket>> buckets) {
+      Map<BucketsOf, Map<Long, Bucket>> buckets) {
     GroupWindow window = new GroupWindow(fieldNames);
     window.restoredBuckets = new LinkedHashMap<>(buckets);
     List<StoredEvent> sorted = new ArrayList<>(events);
@@ -400,16 +416,16 @@ public final class GroupWindow implements EventLog {
       WindowAggregator aggregator =
           spec.precisionMs() == null
               ? spec.build(this, maxMs)
-              : new BucketedWindow(spec, restoredBuckets.getOrDefault(spec.key, Map.of()));
-      if (!restoredBuckets.isEmpty()) {
-        restoredBuckets.remove(spec.key);
+              : new BucketedWindow(spec, restoredBuckets.getOrDefault(BucketsOf.of(spec.key), Map.of()));
+      if (!restoredBuckets.isEmpty() && spec.precisionMs() != null) {
+        restoredBuckets.remove(BucketsOf.of(spec.key));
       }
       aggregators.put(entry.getKey(), Map.entry(spec, aggregator));
     }
     if (!restoredBuckets.isEmpty()) { // buckets of rules no longer in the plan
-      for (Map.Entry<WindowSpec.Key, Map<Long, Bucket>> stale : restoredBuckets.entrySet()) {
+      for (Map.Entry<BucketsOf, Map<Long, Bucket>> stale : restoredBuckets.entrySet()) {
         for (Long index : stale.getValue().keySet()) {
-          droppedBuckets.add(new BucketRow(stale.getKey(), index, null));
+          droppedBuckets.add(new BucketSlot(stale.getKey().precisionMs(), index));
         }
       }
       restoredBuckets = Map.of();
@@ -421,12 +437,12 @@ public final class GroupWindow implements EventLog {
   /** Records every bucket of {@code aggregator}, if it is bucketed, as dropped; true (for removeIf). */
   private boolean dropBuckets(Map.Entry<WindowSpec, WindowAggregator> aggregator) {
     if (aggregator.getValue() instanceof BucketedWindow buckets) {
-      WindowSpec.Key key = aggregator.getKey().key;
+      long precisionMs = aggregator.getKey().precisionMs();
       for (Long index : buckets.takeDropped()) {
-        droppedBuckets.add(new BucketRow(key, index, null));
+        droppedBuckets.add(new BucketSlot(precisionMs, index));
       }
       for (Long index : buckets.buckets().keySet()) {
-        droppedBuckets.add(new BucketRow(key, index, null));
+        droppedBuckets.add(new BucketSlot(precisionMs, index));
       }
     }
     return true;
@@ -507,45 +523,92 @@ public final class GroupWindow implements EventLog {
     pruneLiveIds();
   }
 
-  /**
-   * Bucket rows changed since the previous call: buckets written (with their content) and dropped (bucket null),
-   * each (key, index) at most once.
-   */
-  List<BucketRow> takeBucketChanges() {
-    List<BucketRow> changes = new ArrayList<>(droppedBuckets);
+  /** The bucket slots written or dropped in any rule since the previous call, each once. */
+  Set<BucketSlot> takeBucketChanges() {
+    Set<BucketSlot> changes = new LinkedHashSet<>(droppedBuckets);
     droppedBuckets.clear();
     for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
       if (aggregator.getValue() instanceof BucketedWindow buckets) {
-        WindowSpec.Key key = aggregator.getKey().key;
+        long precisionMs = aggregator.getKey().precisionMs();
         for (Long index : buckets.takeDropped()) {
-          changes.add(new BucketRow(key, index, null));
+          changes.add(new BucketSlot(precisionMs, index));
         }
         for (Long index : buckets.takeWritten()) {
-          changes.add(new BucketRow(key, index, buckets.buckets().get(index)));
+          changes.add(new BucketSlot(precisionMs, index));
         }
       }
     }
     return changes;
   }
 
-  /** The index span of each bucketed rule's buckets (also of restored ones no {@link #prepare} has taken up yet). */
-  List<BucketRange> bucketRanges() {
-    List<BucketRange> ranges = new ArrayList<>();
-    for (Map.Entry<WindowSpec.Key, Map<Long, Bucket>> restored : restoredBuckets.entrySet()) {
-      addRange(ranges, restored.getKey(), new java.util.TreeSet<>(restored.getValue().keySet()));
+  /**
+   * The buckets held at {@code slot}, by window start seq (also of restored ones no {@link #prepare} has taken up
+   * yet); empty if none.
+   */
+  SortedMap<Long, Bucket> bucketsAt(BucketSlot slot) {
+    SortedMap<Long, Bucket> held = new TreeMap<>();
+    for (Map.Entry<BucketsOf, Map<Long, Bucket>> restored : restoredBuckets.entrySet()) {
+      boolean samePrecision = restored.getKey().precisionMs() == slot.precisionMs();
+      Bucket bucket = samePrecision ? restored.getValue().get(slot.index()) : null;
+      if (bucket != null) {
+        held.put(restored.getKey().windowStartSeq(), bucket);
+      }
+    }
+    for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
+      if (aggregator.getValue() instanceof BucketedWindow buckets
+          && aggregator.getKey().precisionMs() == slot.precisionMs()) {
+        Bucket bucket = buckets.buckets().get(slot.index());
+        if (bucket != null) {
+          held.put(aggregator.getKey().key.windowStartSeq(), bucket);
+        }
+      }
+    }
+    return held;
+  }
+
+  /** Every bucket slot at which some bucketed rule holds a bucket (also restored ones no prepare took up yet). */
+  Set<BucketSlot> bucketSlots() {
+    Set<BucketSlot> slots = new LinkedHashSet<>();
+    for (Map.Entry<BucketsOf, Map<Long, Bucket>> restored : restoredBuckets.entrySet()) {
+      for (Long index : restored.getValue().keySet()) {
+        slots.add(new BucketSlot(restored.getKey().precisionMs(), index));
+      }
     }
     for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
       if (aggregator.getValue() instanceof BucketedWindow buckets) {
-        addRange(ranges, aggregator.getKey().key, buckets.buckets().navigableKeySet());
+        for (Long index : buckets.buckets().keySet()) {
+          slots.add(new BucketSlot(aggregator.getKey().precisionMs(), index));
+        }
       }
     }
-    return ranges;
+    return slots;
   }
 
-  private static void addRange(List<BucketRange> ranges, WindowSpec.Key key, java.util.NavigableSet<Long> indices) {
-    if (!indices.isEmpty()) {
-      ranges.add(new BucketRange(key, indices.first(), indices.last()));
+  /**
+   * Per precision, the span of the indices its buckets are at, over every bucketed rule (also restored ones no
+   * {@link #prepare} has taken up yet), by increasing precision.
+   */
+  List<BucketSpan> bucketSpans() {
+    TreeMap<Long, long[]> spans = new TreeMap<>();
+    for (Map.Entry<BucketsOf, Map<Long, Bucket>> restored : restoredBuckets.entrySet()) {
+      for (Long index : restored.getValue().keySet()) {
+        widen(spans, restored.getKey().precisionMs(), index, index);
+      }
     }
+    for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
+      if (aggregator.getValue() instanceof BucketedWindow buckets && !buckets.buckets().isEmpty()) {
+        widen(spans, aggregator.getKey().precisionMs(), buckets.buckets().firstKey(), buckets.buckets().lastKey());
+      }
+    }
+    List<BucketSpan> out = new ArrayList<>(spans.size());
+    spans.forEach((precisionMs, span) -> out.add(new BucketSpan(precisionMs, span[0], span[1])));
+    return out;
+  }
+
+  private static void widen(Map<Long, long[]> spans, long precisionMs, long first, long last) {
+    long[] span = spans.computeIfAbsent(precisionMs, p -> new long[] {first, last});
+    span[0] = Math.min(span[0], first);
+    span[1] = Math.max(span[1], last);
   }
 
   /** Number of buckets held (by every bucketed rule). */

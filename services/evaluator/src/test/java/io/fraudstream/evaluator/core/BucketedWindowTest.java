@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * BucketedWindow through the GroupWindow that owns it, against a brute force over the members inserted: the window at
  * t folds buckets {@code floorDiv(t - w, p)} .. {@code floorDiv(t, p)} and keeps buckets back to the one holding
  * {@code M - (w + lateness)}; buckets survive a change of projection and a round trip through {@link GroupRows}, and
- * the rows follow every write and drop.
+ * the rows follow every write and drop: one row per bucket slot (precision and index), shared by the rules.
  */
 class BucketedWindowTest {
   private static final long WINDOW_MS = 60_000;
@@ -31,8 +31,12 @@ class BucketedWindowTest {
   private record Member(long timeMs, BigDecimal value) {}
 
   private static WindowSpec spec(WindowSpec.Kind kind, List<String> fields) {
+    return spec(KEY, kind, WINDOW_MS, fields);
+  }
+
+  private static WindowSpec spec(WindowSpec.Key key, WindowSpec.Kind kind, long windowMs, List<String> fields) {
     int position = fields.indexOf("amount");
-    return new WindowSpec(KEY, kind, WINDOW_MS, LATENESS_MS, event -> event.amounts().get(position));
+    return new WindowSpec(key, kind, windowMs, LATENESS_MS, event -> event.amounts().get(position));
   }
 
   private static void insert(GroupWindow window, long timeMs, BigDecimal value, long seq) {
@@ -75,11 +79,156 @@ class BucketedWindowTest {
     }
 
     GroupRows rows() {
+      return rows(new ArrayList<>());
+    }
+
+    /** As {@link #rows()}, recording the key of every bucket row put or removed in {@code bucketWrites}. */
+    GroupRows rows(List<String> bucketWrites) {
       return new GroupRows(
           GroupRows.Table.of(heads::get, heads::put, heads::remove),
           GroupRows.Table.of(events::get, events::put, events::remove),
-          GroupRows.Table.of(buckets::get, buckets::put, buckets::remove));
+          GroupRows.Table.of(
+              buckets::get,
+              (key, value) -> {
+                bucketWrites.add(key);
+                buckets.put(key, value);
+              },
+              key -> {
+                bucketWrites.add(key);
+                buckets.remove(key);
+              }));
     }
+  }
+
+  private static final WindowSpec.Key HOURLY = new WindowSpec.Key("hourly", 7, 0, null, PRECISION_MS);
+  private static final WindowSpec.Key COARSE = new WindowSpec.Key("coarse", 9, 0, null, 3 * PRECISION_MS);
+
+  /** Three bucketed rules: two of one precision (different windows and aggregates), one of another. */
+  private static Map<String, WindowSpec> threeRules(List<String> fields) {
+    return Map.of(
+        "a", spec(KEY, WindowSpec.Kind.SUM_COUNT, WINDOW_MS, fields),
+        "b", spec(HOURLY, WindowSpec.Kind.MAX, 2 * WINDOW_MS, fields),
+        "c", spec(COARSE, WindowSpec.Kind.MIN, 3 * WINDOW_MS, fields));
+  }
+
+  private static Map<String, WindowAggregate> aggregates(GroupWindow window, long timeMs) {
+    return Map.of(
+        "a", window.aggregate("a", timeMs), "b", window.aggregate("b", timeMs), "c", window.aggregate("c", timeMs));
+  }
+
+  @Test
+  void rulesOfOnePrecisionShareOneRowPerBucketIndex() {
+    MemoryTables tables = new MemoryTables();
+    List<String> bucketWrites = new ArrayList<>();
+    GroupRows rows = tables.rows(bucketWrites);
+    GroupWindow window = new GroupWindow(FIELDS);
+    window.prepare(FIELDS, threeRules(FIELDS));
+    Random random = new Random(11);
+    long clock = 1_000_000;
+    for (int step = 0; step < 400; step++) {
+      clock += random.nextInt(3_000);
+      insert(window, clock, BigDecimal.valueOf(random.nextInt(1_000), 1), step);
+      window.setFloor(window.maxEventTimeMs() - LATENESS_MS);
+      bucketWrites.clear();
+      rows.write("g", window);
+      // The new event's slot of each precision (one row for two rules), and at most one slot a rule left behind.
+      assertTrue(bucketWrites.size() <= 2 + 3, "step " + step + ": " + bucketWrites);
+      assertEquals(bucketWrites.size(), new java.util.HashSet<>(bucketWrites).size(), "each row once");
+      assertEquals(window.bucketSlots().size(), tables.buckets().size(), "one row per slot, none left behind");
+      if (step % 40 == 0) {
+        Map<String, WindowAggregate> before = aggregates(window, clock);
+        window = rows.load("g");
+        window.prepare(FIELDS, threeRules(FIELDS));
+        assertEquals(before, aggregates(window, clock), "step " + step);
+      }
+    }
+    // Each precision's rows hold both or one of its rules' buckets: the hourly rule keeps twice the window.
+    assertTrue(window.bucketSlots().size() < window.bucketCount());
+
+    window.prepare(FIELDS, Map.of("b", threeRules(FIELDS).get("b"))); // a and c leave the plan
+    rows.write("g", window);
+    assertEquals(window.bucketCount(), tables.buckets().size(), "a's share of the shared rows is gone, c's rows too");
+    GroupWindow reloaded = rows.load("g");
+    reloaded.prepare(FIELDS, Map.of("b", threeRules(FIELDS).get("b")));
+    assertEquals(window.aggregate("b", clock), reloaded.aggregate("b", clock));
+    rows.delete("g");
+    assertTrue(tables.heads().isEmpty() && tables.events().isEmpty() && tables.buckets().isEmpty());
+  }
+
+  /** A zigzag varint, as EventCodec writes them. */
+  private static void varlong(java.io.ByteArrayOutputStream out, long value) {
+    long zigzag = (value << 1) ^ (value >> 63);
+    while ((zigzag & ~0x7FL) != 0) {
+      out.write((int) ((zigzag & 0x7F) | 0x80));
+      zigzag >>>= 7;
+    }
+    out.write((int) zigzag);
+  }
+
+  @Test
+  void aGroupWrittenWithOneRowPerRuleWindowAndBucketIsReadAndRewrittenAsSlots() {
+    // What the previous layout (head format 3) held for three rules, written out by hand.
+    MemoryTables tables = new MemoryTables();
+    GroupRows rows = tables.rows();
+    GroupWindow current = new GroupWindow(FIELDS);
+    current.prepare(FIELDS, threeRules(FIELDS));
+    for (long t = 0; t < 100_000; t += 7_000) {
+      insert(current, t, BigDecimal.valueOf(t % 13), t);
+    }
+    current.setFloor(current.maxEventTimeMs() - LATENESS_MS);
+    java.io.ByteArrayOutputStream head = new java.io.ByteArrayOutputStream();
+    varlong(head, 3);
+    varlong(head, 1);
+    head.write(4); // UTF-8
+    varlong(head, "amount".length());
+    head.writeBytes("amount".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    head.write(1);
+    varlong(head, current.maxEventTimeMs());
+    head.write(1);
+    varlong(head, current.floorMs());
+    varlong(head, current.nextEventId());
+    varlong(head, current.minLiveId());
+    head.write(0); // no maxIngestTsMs
+    List<Map.Entry<WindowSpec.Key, WindowSpec>> bucketed =
+        threeRules(FIELDS).values().stream().map(spec -> Map.entry(spec.key, spec)).toList();
+    varlong(head, bucketed.size());
+    for (Map.Entry<WindowSpec.Key, WindowSpec> entry : bucketed) {
+      WindowSpec.Key key = entry.getKey();
+      GroupWindow.BucketsOf of = GroupWindow.BucketsOf.of(key);
+      java.util.NavigableMap<Long, Bucket> held = new TreeMap<>();
+      for (GroupWindow.BucketSpan span : current.bucketSpans()) {
+        for (long i = span.first(); i <= span.last(); i++) {
+          GroupWindow.BucketSlot slot = new GroupWindow.BucketSlot(span.precisionMs(), i);
+          Bucket bucket = current.bucketsAt(slot).get(key.windowStartSeq());
+          if (span.precisionMs() == key.precisionMs() && bucket != null) {
+            held.put(i, bucket);
+          }
+        }
+      }
+      head.write(4);
+      varlong(head, key.uid().length());
+      head.writeBytes(key.uid().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      varlong(head, key.windowStartSeq());
+      varlong(head, key.windowStartTsMs());
+      varlong(head, key.precisionMs());
+      varlong(head, held.firstKey());
+      varlong(head, held.lastKey());
+      held.forEach(
+          (i, bucket) -> tables.buckets().put(GroupRows.windowBucketKey("g", of, i), EventCodec.encodeBucket(bucket)));
+    }
+    tables.heads().put("g", head.toByteArray());
+
+    GroupWindow migrated = rows.load("g");
+    assertEquals(List.of(), EventCodec.decodeHead(tables.heads().get("g")).windowBuckets(), "written as format 4");
+    assertEquals(current.bucketSlots().size(), tables.buckets().size(), "only slot rows are left");
+    GroupWindow reloaded = rows.load("g");
+    for (GroupWindow window : List.of(migrated, reloaded)) {
+      window.prepare(FIELDS, threeRules(FIELDS));
+      assertEquals(aggregates(current, current.maxEventTimeMs()), aggregates(window, current.maxEventTimeMs()));
+      assertEquals(current.bucketCount(), window.bucketCount());
+    }
+    rows.delete("g");
+    assertTrue(tables.heads().isEmpty() && tables.buckets().isEmpty());
   }
 
   @ParameterizedTest

@@ -12,6 +12,8 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -61,7 +63,9 @@ class EventCodecTest {
   @Test
   void aHeadRoundTrips() {
     StoredEvent stored = event(List.of("x"));
-    WindowSpec.Key key = new WindowSpec.Key("u\u00e9", 3, -7, null, 3_600_000L);
+    GroupWindow.BucketsOf hourly = new GroupWindow.BucketsOf(3, 3_600_000L);
+    GroupWindow.BucketsOf daily = new GroupWindow.BucketsOf(9, 3_600_000L);
+    GroupWindow.BucketsOf minutes = new GroupWindow.BucketsOf(4, 60_000L);
     Bucket bucket = new Bucket(new BigDecimal("-1.50"), 2, new BigDecimal("-2"), BigDecimal.ONE);
     GroupWindow window =
         GroupWindow.restore(
@@ -71,14 +75,47 @@ class EventCodecTest {
             null,
             8,
             5L,
-            Map.of(key, Map.of(-4L, bucket, 472_222L, bucket)));
+            Map.of(
+                hourly, Map.of(-4L, bucket, 472_222L, bucket),
+                daily, Map.of(472_223L, bucket),
+                minutes, Map.of(7L, bucket)));
     EventCodec.Head head = EventCodec.decodeHead(EventCodec.encodeHead(window));
-    List<GroupWindow.BucketRange> ranges = List.of(new GroupWindow.BucketRange(key, -4L, 472_222L));
-    assertEquals(new EventCodec.Head(List.of("f\u00e9"), 1_700_000_000_000L, null, 8, 7, 5L, ranges), head);
+    List<GroupWindow.BucketSpan> spans =
+        List.of(new GroupWindow.BucketSpan(60_000L, 7, 7), new GroupWindow.BucketSpan(3_600_000L, -4L, 472_223L));
+    assertEquals(
+        new EventCodec.Head(List.of("f\u00e9"), 1_700_000_000_000L, null, 8, 7, 5L, spans, List.of()), head);
     GroupWindow empty = new GroupWindow(List.of());
     assertEquals(
-        new EventCodec.Head(List.of(), null, null, 0, 0, null, List.of()),
+        new EventCodec.Head(List.of(), null, null, 0, 0, null, List.of(), List.of()),
         EventCodec.decodeHead(EventCodec.encodeHead(empty)));
+  }
+
+  @Test
+  void aBucketSlotRoundTrips() {
+    SortedMap<Long, Bucket> slot = new TreeMap<>();
+    slot.put(3L, new Bucket(new BigDecimal("1E+3"), Long.MAX_VALUE, new BigDecimal("-0.000"), new BigDecimal("7.10")));
+    slot.put(Long.MAX_VALUE, new Bucket(BigDecimal.ONE, 1, BigDecimal.ONE, BigDecimal.ONE));
+    assertEquals(slot, EventCodec.decodeSlot(EventCodec.encodeSlot(slot)));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "00", "02", "0400", "0402", "040206", "04020607000201"})
+  void malformedBucketSlotsAreCorruptState(String hex) {
+    byte[] data = hexBytes(hex);
+    assertThrows(CorruptStateException.class, () -> EventCodec.decodeSlot(data));
+  }
+
+  @Test
+  void aBucketSlotNamingAWindowTwiceIsCorruptState() {
+    SortedMap<Long, Bucket> slot = new TreeMap<>();
+    slot.put(6L, new Bucket(BigDecimal.ONE, 1, BigDecimal.ONE, BigDecimal.ONE));
+    byte[] once = EventCodec.encodeSlot(slot);
+    ByteArrayOutputStream twice = new ByteArrayOutputStream();
+    twice.write(once[0]);
+    twice.write(4); // two windows
+    twice.write(once, 2, once.length - 2);
+    twice.write(once, 2, once.length - 2);
+    assertThrows(CorruptStateException.class, () -> EventCodec.decodeSlot(twice.toByteArray()));
   }
 
   @Test
@@ -121,8 +158,30 @@ class EventCodecTest {
   @Test
   void aHeadOfThePreviousFormatReadsWithoutAnIngestionMaximum() {
     assertEquals(
-        new EventCodec.Head(List.of("payerId"), 100L, null, 5, 3, null, List.of()),
+        new EventCodec.Head(List.of("payerId"), 100L, null, 5, 3, null, List.of(), List.of()),
         EventCodec.decodeHead(previousFormatHead()));
+  }
+
+  @Test
+  void aHeadOfFormat3ReadsTheSpansOfItsRuleWindowsBucketRows() {
+    byte[] previous = previousFormatHead();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    out.write(6); // format 3
+    out.write(previous, 1, previous.length - 1);
+    out.write(0); // no maxIngestTsMs
+    out.write(2); // one bucketed rule window:
+    out.write(4); // its uid, a UTF-8 string
+    out.write(2);
+    out.write('u');
+    out.write(14); // window start seq 7
+    out.write(3); // window start time -2
+    out.writeBytes(new byte[] {(byte) 0xc0, (byte) 0xb8, 0x02}); // precision 20 000 ms
+    out.write(7); // first index -4
+    out.write(20); // last index 10
+    EventCodec.Head head = EventCodec.decodeHead(out.toByteArray());
+    assertEquals(List.of(), head.buckets());
+    assertEquals(
+        List.of(new EventCodec.WindowBuckets(new GroupWindow.BucketsOf(7, 20_000L), -4, 10)), head.windowBuckets());
   }
 
   @Test
@@ -130,7 +189,7 @@ class EventCodecTest {
     GroupWindow window = GroupWindow.restore(List.of("payerId"), List.of(), 100L, null, 5, null, Map.of());
     byte[] current = EventCodec.encodeHead(window);
     byte[] previous = previousFormatHead();
-    assertEquals(6, current[0], "format 3");
+    assertEquals(8, current[0], "format 4");
     // The same fields (minLiveId is the next id when nothing is live), then an absent maxIngestTsMs, no buckets.
     assertArrayEquals(
         Arrays.copyOfRange(previous, 1, previous.length - 1), Arrays.copyOfRange(current, 1, previous.length - 1));

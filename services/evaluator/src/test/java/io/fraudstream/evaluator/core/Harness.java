@@ -152,7 +152,7 @@ public final class Harness {
     for (int i = 0; i < withMissing.size(); i++) {
       names.add("f\u00e9" + i);
     }
-    WindowSpec.Key bucketsKey = new WindowSpec.Key("uid-\u00e9", 3, 1_699_999_999_000L, null, 60_000L);
+    GroupWindow.BucketsOf buckets = new GroupWindow.BucketsOf(3, 60_000L);
     Bucket bucket = new Bucket(new java.math.BigDecimal("-1.50"), 2, new java.math.BigDecimal("-2"), java.math.BigDecimal.ONE);
     GroupWindow window =
         GroupWindow.restore(
@@ -162,13 +162,15 @@ public final class Harness {
             null,
             8,
             1_700_000_000_005L,
-            Map.of(bucketsKey, Map.of(-5L, bucket, 28_333_333L, bucket)));
+            Map.of(buckets, Map.of(-5L, bucket, 28_333_333L, bucket)));
     EventCodec.Head head = EventCodec.decodeHead(EventCodec.encodeHead(window));
-    List<GroupWindow.BucketRange> ranges = List.of(new GroupWindow.BucketRange(bucketsKey, -5L, 28_333_333L));
+    List<GroupWindow.BucketSpan> spans = List.of(new GroupWindow.BucketSpan(60_000L, -5L, 28_333_333L));
+    java.util.SortedMap<Long, Bucket> slot = new java.util.TreeMap<>(Map.of(3L, bucket));
     boolean same =
         decoded.equals(event)
-            && head.equals(new EventCodec.Head(names, 1_700_000_000_000L, null, 8, 7, 1_700_000_000_005L, ranges))
-            && EventCodec.decodeBucket(EventCodec.encodeBucket(bucket)).equals(bucket);
+            && head.equals(
+                new EventCodec.Head(names, 1_700_000_000_000L, null, 8, 7, 1_700_000_000_005L, spans, List.of()))
+            && EventCodec.decodeSlot(EventCodec.encodeSlot(slot)).equals(slot);
     List<Object> rendered = new ArrayList<>(decoded.values());
     rendered.set(rendered.size() - 1, "<MISSING>");
     Map<String, Object> response = new LinkedHashMap<>();
@@ -276,7 +278,7 @@ public final class Harness {
 
   /**
    * Keeps each group only as rows ({@link GroupRows}, as the Spark shell does), checking after every write that no
-   * row of an evicted event or dropped bucket is left; every get rebuilds the window from the rows.
+   * row of an evicted event or an empty bucket slot is left; every get rebuilds the window from the rows.
    */
   static final class RowGroupStore implements GroupStore {
     private final TreeMap<String, byte[]> heads = new TreeMap<>();
@@ -294,10 +296,11 @@ public final class Harness {
       rows.write(groupKey, window);
       long eventRows = events.keySet().stream().filter(key -> GroupRows.belongsTo(key, groupKey)).count();
       long bucketRows = buckets.keySet().stream().filter(key -> GroupRows.belongsTo(key, groupKey)).count();
-      if (eventRows != window.size() || bucketRows != window.bucketCount()) {
+      int slots = window.bucketSlots().size();
+      if (eventRows != window.size() || bucketRows != slots) {
         throw new IllegalStateException(
             "group " + groupKey + " has " + eventRows + " event rows for " + window.size() + " live events and "
-                + bucketRows + " bucket rows for " + window.bucketCount() + " buckets");
+                + bucketRows + " bucket rows for " + slots + " bucket slots");
       }
     }
 
