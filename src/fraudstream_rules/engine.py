@@ -315,12 +315,15 @@ class _KeyGroupPlan:
 
     `specs` holds a WindowSpec per ACTIVE rule and per PAUSE rule with a window precision (whose buckets keep
     filling while it is paused, as a paused exact rule's events keep being stored); `widest_active_window_ms`
-    sets the horizon, `widest_exact_window_ms` how far back events are kept (bucketed rules need none)."""
+    sets the horizon, `widest_exact_window_ms` how far back events are kept (bucketed rules need none), and
+    `keeps_events` whether they are kept at all: not when every rule of the key group, in any state, is bucketed,
+    since no window then reads a stored event (a new rule or a new precision starts a new window)."""
 
     field_names: tuple[str, ...]
     active: tuple[RuleVersion, ...]
     widest_active_window_ms: int
     widest_exact_window_ms: int
+    keeps_events: bool
     specs: Mapping[str, WindowSpec]
 
 
@@ -428,7 +431,8 @@ class Engine:
             specs = {v.rule.rule_id: self._window_spec(v, field_names) for v in kept}
             widest_ms = max((v.rule.spec.window_ms for v in active), default=0)
             widest_exact_ms = max((v.rule.spec.window_ms for v in active if not v.rule.spec.precision_ms), default=0)
-            self._plans[key_group] = _KeyGroupPlan(field_names, active, widest_ms, widest_exact_ms, specs)
+            keeps_events = any(not v.rule.spec.precision_ms for v in versions)
+            self._plans[key_group] = _KeyGroupPlan(field_names, active, widest_ms, widest_exact_ms, keeps_events, specs)
         self._active = tuple(
             v
             for rule_id in sorted(self._versions)
@@ -528,7 +532,8 @@ class Engine:
                     alerts.append(alert)
             max_ms = window.max_event_time_ms
             assert max_ms is not None
-            window.set_floor(max_ms - plan.widest_exact_window_ms - self._lateness_ms)
+            keep_from_ms = max_ms - plan.widest_exact_window_ms - self._lateness_ms if plan.keeps_events else max_ms + 1
+            window.set_floor(keep_from_ms)
             store.put(key, window)
         alerts.sort(key=lambda alert: alert.rule_id)
         return Outcome(tuple(alerts), tuple(late), tuple(skipped), tuple(applied), out_of_order)

@@ -289,6 +289,24 @@ def test_state_shrinks_when_the_widest_rule_is_paused() -> None:
     assert h.values(h.tx(T0 + 21 * MINUTE, paymentAmount=1)) == [("ns/wide", "3")]
 
 
+def test_a_key_group_whose_rules_are_all_bucketed_keeps_no_events() -> None:
+    h = Harness()
+    hourly = {"windowMinutes": 60, "windowPrecisionSeconds": 600, "limit": "3"}
+    h.rule(make_rule("ns/hourly", **hourly), rule_id="ns/hourly")
+    h.rule(make_rule("ns/paused", **hourly, state="PAUSE"), rule_id="ns/paused")
+    outcomes = [h.tx(T0 + step * MINUTE, paymentAmount=1) for step in range(4)]
+    window = h.store.get(PAYER_P1)
+    assert window is not None and len(window) == 0
+    assert [h.values(outcome) for outcome in outcomes] == [[], [], [("ns/hourly", "3")], [("ns/hourly", "4")]]
+    # A paused exact rule keeps its key group's events (back to the lateness), as an active one would.
+    h.rule(make_rule("ns/paused", generation=2, windowMinutes=60, limit="3", state="PAUSE"), rule_id="ns/paused")
+    h.tx(T0 + 4 * MINUTE, paymentAmount=1)
+    assert len(window) == 1
+    # A new exact rule starts its window with the events after it, whatever was kept before.
+    h.rule(make_rule("ns/exact", windowMinutes=60, limit="0", limitOperatorType="GREATER"), rule_id="ns/exact")
+    assert ("ns/exact", "1") in h.values(h.tx(T0 + 5 * MINUTE, paymentAmount=1))
+
+
 def test_a_mistaken_rule_skips_only_itself() -> None:
     h = Harness()
     h.rule(

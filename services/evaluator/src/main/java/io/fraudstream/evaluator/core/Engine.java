@@ -79,13 +79,16 @@ public final class Engine {
    * Everything a transaction needs about one key group's rules, computed once per rule change: {@code specs} holds a
    * WindowSpec per ACTIVE rule and per PAUSE rule with a window precision (whose buckets keep filling while it is
    * paused, as a paused exact rule's events keep being stored); {@code widestActiveWindowMs} sets the horizon, {@code
-   * widestExactWindowMs} how far back events are kept (bucketed rules need none).
+   * widestExactWindowMs} how far back events are kept (bucketed rules need none), and {@code keepsEvents} whether they
+   * are kept at all: not when every rule of the key group, in any state, is bucketed, since no window then reads a
+   * stored event (a new rule or a new precision starts a new window).
    */
   private record KeyGroupPlan(
       List<String> fieldNames,
       List<ActiveRule> active,
       long widestActiveWindowMs,
       long widestExactWindowMs,
+      boolean keepsEvents,
       Map<String, WindowSpec> specs) {}
 
   /**
@@ -219,8 +222,10 @@ public final class Engine {
       Map<String, WindowSpec> specs = new LinkedHashMap<>();
       long widestMs = 0;
       long widestExactMs = 0;
+      boolean keepsEvents = false;
       for (RuleVersion version : entry.getValue()) {
         RuleSpec spec = version.rule().spec();
+        keepsEvents = keepsEvents || spec.precisionMs() == null;
         boolean isActive = spec.state() == RuleState.ACTIVE;
         if (isActive || spec.precisionMs() != null) {
           specs.put(version.rule().ruleId(), windowSpec(version, fieldNames));
@@ -238,6 +243,7 @@ public final class Engine {
               List.copyOf(activeRules),
               widestMs,
               widestExactMs,
+              keepsEvents,
               Collections.unmodifiableMap(specs)));
     }
     plans = newPlans;
@@ -386,7 +392,8 @@ public final class Engine {
           alerts.add(alert);
         }
       }
-      window.setFloor(window.maxEventTimeMs() - plan.widestExactWindowMs() - latenessMs);
+      long maxMs = window.maxEventTimeMs();
+      window.setFloor(plan.keepsEvents() ? maxMs - plan.widestExactWindowMs() - latenessMs : maxMs + 1);
       store.put(key, window);
     }
     alerts.sort((a, b) -> CodePointOrder.compareStrings(a.ruleId(), b.ruleId()));

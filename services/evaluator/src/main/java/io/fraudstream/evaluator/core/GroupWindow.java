@@ -28,10 +28,11 @@ import java.util.TreeMap;
  * floor, {@code maxEventTimeMs - (window + lateness)} ({@link #setFloor}).
  *
  * <p>Persistence hooks, each reporting what changed since its previous call: {@link #takeJournal()} (events inserted
- * and still live), {@link #takeEvicted()} (ids of events that fell below the floor; may name events never taken from
- * the journal), {@link #takeReprojected()} (whether the projection changed, so every live event must be rewritten),
- * {@link #takeBucketChanges()} (the bucket slots written or dropped in any rule). Applying them and writing the head
- * after each batch keeps a row-per-event, row-per-bucket-slot copy exact ({@link GroupRows}). Not thread-safe.
+ * and still live), {@link #takeEvicted()} (ids of events that fell below the floor after the journal gave them out,
+ * or after they were restored: an event evicted before then has no row), {@link #takeReprojected()} (whether the
+ * projection changed, so every live event must be rewritten), {@link #takeBucketChanges()} (the bucket slots written
+ * or dropped in any rule). Applying them and writing the head after each batch keeps a row-per-event,
+ * row-per-bucket-slot copy exact ({@link GroupRows}). Not thread-safe.
  *
  * <p>Paging: once its events are written, a window with a {@link #attachPager pager} may drop their decoded form
  * ({@link #pageOut}) and keep only each event's time and id; an event it needs again is read back through the pager
@@ -83,6 +84,7 @@ public final class GroupWindow implements EventLog {
   private final Set<BucketSlot> droppedBuckets = new LinkedHashSet<>();
   private List<StoredEvent> journal = new ArrayList<>();
   private List<Long> evicted = new ArrayList<>();
+  private long journalFromId; // events with smaller ids were taken from the journal (or restored): they have rows
   private boolean reprojected;
   private final LongMinHeap liveIds = new LongMinHeap();
   private final Set<Long> evictedIds = new HashSet<>();
@@ -145,6 +147,7 @@ public final class GroupWindow implements EventLog {
     window.maxIngestMs = maxIngestTsMs;
     window.floorMs = floorMs;
     window.nextEventId = nextEventId;
+    window.journalFromId = nextEventId;
     return window;
   }
 
@@ -302,6 +305,7 @@ public final class GroupWindow implements EventLog {
   public List<StoredEvent> takeJournal() {
     List<StoredEvent> taken = journal;
     journal = new ArrayList<>();
+    journalFromId = nextEventId;
     if (floorMs != null) {
       long floor = floorMs;
       taken.removeIf(event -> event.eventTimeMs() < floor);
@@ -309,7 +313,7 @@ public final class GroupWindow implements EventLog {
     return taken;
   }
 
-  /** Ids of the events that fell below the floor since the previous call. */
+  /** Ids of the events taken from the journal (or restored) that fell below the floor since the previous call. */
   public List<Long> takeEvicted() {
     List<Long> taken = evicted;
     evicted = new ArrayList<>();
@@ -507,7 +511,9 @@ public final class GroupWindow implements EventLog {
     int h = head;
     while (h < events.size() && times[h] < newFloorMs) {
       long id = ids[h];
-      evicted.add(id);
+      if (id < journalFromId) { // an event never taken from the journal has no row to remove
+        evicted.add(id);
+      }
       evictedIds.add(id);
       drop(h);
       h++;

@@ -57,9 +57,10 @@ class GroupWindowTest {
     window.setFloor(160);
     assertEquals(160L, window.floorMs());
     assertEquals(List.of(200L, 300L), times(window));
-    // Event 3 (at 150) was inserted and evicted since the last take: it is evicted, but not journaled.
+    // Event 3 (at 150) was inserted and evicted since the last take: neither journaled nor reported evicted, as it
+    // has no row to write or remove.
     assertEquals(List.of(2L), ids(window.takeJournal()));
-    assertEquals(List.of(0L, 3L), window.takeEvicted());
+    assertEquals(List.of(0L), window.takeEvicted());
     assertEquals(List.of(), window.takeEvicted());
     assertEquals(1L, window.minLiveId());
     window.setFloor(50);
@@ -67,6 +68,12 @@ class GroupWindowTest {
     window.setFloor(1_000);
     assertEquals(0, window.size());
     assertEquals(window.nextEventId(), window.minLiveId(), "no live event: the next id");
+    assertEquals(List.of(1L, 2L), window.takeEvicted());
+    StoredEvent stored = new StoredEvent(7, 400, 5, 0, 5, 1, List.of("e"));
+    GroupWindow restored = GroupWindow.restore(FIELDS, List.of(stored), 400L, null, 8, 5L, Map.of());
+    insert(restored, 500, 6, "f");
+    restored.setFloor(1_000);
+    assertEquals(List.of(7L), restored.takeEvicted(), "a restored event has a row; event 8, never journaled, none");
   }
 
   @Test
