@@ -299,17 +299,14 @@ public final class GroupWindow implements EventLog {
   }
 
   /**
-   * Events inserted since the previous call, in insertion order, that are still live; after a reprojection only
-   * those inserted since it (all live events are to be rewritten then anyway).
+   * Events inserted since the previous call, in insertion order, that are still live (an evicted one stays out,
+   * whatever the floor does after its eviction); after a reprojection only those inserted since it (all live events
+   * are to be rewritten then anyway).
    */
   public List<StoredEvent> takeJournal() {
     List<StoredEvent> taken = journal;
     journal = new ArrayList<>();
     journalFromId = nextEventId;
-    if (floorMs != null) {
-      long floor = floorMs;
-      taken.removeIf(event -> event.eventTimeMs() < floor);
-    }
     return taken;
   }
 
@@ -509,14 +506,20 @@ public final class GroupWindow implements EventLog {
     floorMs = newFloorMs;
     // Also when the floor stays: an event below it may have been inserted since (not late for a bucketed rule).
     int h = head;
+    boolean unwritten = false;
     while (h < events.size() && times[h] < newFloorMs) {
       long id = ids[h];
-      if (id < journalFromId) { // an event never taken from the journal has no row to remove
+      if (id < journalFromId) {
         evicted.add(id);
+      } else { // never taken from the journal: it has no row to remove, and it leaves the journal
+        unwritten = true;
       }
       evictedIds.add(id);
       drop(h);
       h++;
+    }
+    if (unwritten) {
+      journal.removeIf(event -> evictedIds.contains(event.id()));
     }
     if (h > COMPACT_AFTER && h * 2 > events.size()) {
       events.subList(0, h).clear();

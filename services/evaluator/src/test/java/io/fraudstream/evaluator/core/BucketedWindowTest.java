@@ -148,6 +148,9 @@ class BucketedWindowTest {
     window.prepare(FIELDS, Map.of("b", threeRules(FIELDS).get("b"))); // a and c leave the plan
     rows.write("g", window);
     assertEquals(window.bucketCount(), tables.buckets().size(), "a's share of the shared rows is gone, c's rows too");
+    for (byte[] slot : tables.buckets().values()) {
+      assertEquals(List.of(HOURLY.windowStartSeq()), List.copyOf(EventCodec.decodeSlot(slot).keySet()), "b's only");
+    }
     GroupWindow reloaded = rows.load("g");
     reloaded.prepare(FIELDS, Map.of("b", threeRules(FIELDS).get("b")));
     assertEquals(window.aggregate("b", clock), reloaded.aggregate("b", clock));
@@ -217,6 +220,11 @@ class BucketedWindowTest {
           (i, bucket) -> tables.buckets().put(GroupRows.windowBucketKey("g", of, i), EventCodec.encodeBucket(bucket)));
     }
     tables.heads().put("g", head.toByteArray());
+    Map<String, byte[]> formatThree = new TreeMap<>(tables.buckets());
+    rows.delete("g"); // as the sweep deletes a group it never loaded
+    assertTrue(tables.heads().isEmpty() && tables.buckets().isEmpty());
+    tables.heads().put("g", head.toByteArray());
+    tables.buckets().putAll(formatThree);
 
     GroupWindow migrated = rows.load("g");
     assertEquals(List.of(), EventCodec.decodeHead(tables.heads().get("g")).windowBuckets(), "written as format 4");

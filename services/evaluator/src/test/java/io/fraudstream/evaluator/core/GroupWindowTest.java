@@ -77,6 +77,20 @@ class GroupWindowTest {
   }
 
   @Test
+  void anEventEvictedBeforeItWasWrittenStaysOutOfTheJournalWhenTheFloorMovesDown() {
+    GroupWindow window = new GroupWindow(FIELDS);
+    insert(window, 100, 1, "a");
+    window.takeJournal();
+    insert(window, 50, 2, "late"); // id 1: evaluated, then evicted before any write
+    window.setFloor(80);
+    window.setFloor(10); // a rule change widened the window before the write
+    insert(window, 120, 3, "c"); // id 2
+    assertEquals(List.of(2L), ids(window.takeJournal()), "the evicted event is not written back");
+    assertEquals(List.of(), window.takeEvicted(), "nor removed: it has no row");
+    assertEquals(List.of(100L, 120L), times(window));
+  }
+
+  @Test
   void aNewProjectionRewritesEveryLiveEvent() {
     GroupWindow window = new GroupWindow(List.of("a", "b"));
     insert(window, 100, 1, "a1", "b1");
