@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -80,7 +81,7 @@ public final class GroupWindow implements EventLog {
   // The arguments of the last prepare (by identity): the engine passes the same ones until a rule changes.
   private List<String> preparedFieldNames;
   private Map<String, WindowSpec> preparedSpecs;
-  private Map<BucketsOf, Map<Long, Bucket>> restoredBuckets = Map.of();
+  private Map<BucketsOf, NavigableMap<Long, Bucket>> restoredBuckets = Map.of();
   private final Set<BucketSlot> droppedBuckets = new LinkedHashSet<>();
   private List<StoredEvent> journal = new ArrayList<>();
   private List<Long> evicted = new ArrayList<>();
@@ -127,7 +128,8 @@ public final class GroupWindow implements EventLog {
       Long maxIngestTsMs,
       Map<BucketsOf, Map<Long, Bucket>> buckets) {
     GroupWindow window = new GroupWindow(fieldNames);
-    window.restoredBuckets = new LinkedHashMap<>(buckets);
+    window.restoredBuckets = new LinkedHashMap<>();
+    buckets.forEach((of, byIndex) -> window.restoredBuckets.put(of, new TreeMap<>(byIndex)));
     List<StoredEvent> sorted = new ArrayList<>(events);
     sorted.sort(Comparator.comparingLong(StoredEvent::eventTimeMs).thenComparingLong(StoredEvent::id));
     for (StoredEvent event : sorted) {
@@ -414,17 +416,17 @@ public final class GroupWindow implements EventLog {
       if (current != null) {
         dropBuckets(current);
       }
-      WindowAggregator aggregator =
-          spec.precisionMs() == null
-              ? spec.build(this, maxMs)
-              : new BucketedWindow(spec, restoredBuckets.getOrDefault(BucketsOf.of(spec.key), Map.of()));
-      if (!restoredBuckets.isEmpty() && spec.precisionMs() != null) {
-        restoredBuckets.remove(BucketsOf.of(spec.key));
+      WindowAggregator aggregator;
+      if (spec.precisionMs() == null) {
+        aggregator = spec.build(this, maxMs);
+      } else {
+        Map<Long, Bucket> restored = restoredBuckets.isEmpty() ? null : restoredBuckets.remove(BucketsOf.of(spec.key));
+        aggregator = new BucketedWindow(spec, restored == null ? Map.of() : restored);
       }
       aggregators.put(entry.getKey(), Map.entry(spec, aggregator));
     }
     if (!restoredBuckets.isEmpty()) { // buckets of rules no longer in the plan
-      for (Map.Entry<BucketsOf, Map<Long, Bucket>> stale : restoredBuckets.entrySet()) {
+      for (Map.Entry<BucketsOf, NavigableMap<Long, Bucket>> stale : restoredBuckets.entrySet()) {
         for (Long index : stale.getValue().keySet()) {
           droppedBuckets.add(new BucketSlot(stale.getKey().precisionMs(), index));
         }
@@ -550,88 +552,72 @@ public final class GroupWindow implements EventLog {
     return changes;
   }
 
-  /**
-   * The buckets held at {@code slot}, by window start seq (also of restored ones no {@link #prepare} has taken up
-   * yet); empty if none.
-   */
-  SortedMap<Long, Bucket> bucketsAt(BucketSlot slot) {
-    SortedMap<Long, Bucket> held = new TreeMap<>();
-    for (Map.Entry<BucketsOf, Map<Long, Bucket>> restored : restoredBuckets.entrySet()) {
-      boolean samePrecision = restored.getKey().precisionMs() == slot.precisionMs();
-      Bucket bucket = samePrecision ? restored.getValue().get(slot.index()) : null;
-      if (bucket != null) {
-        held.put(restored.getKey().windowStartSeq(), bucket);
-      }
+  /** What {@link #forEachBuckets} gives: one bucketed rule window's buckets by index (a read-only view). */
+  @FunctionalInterface
+  private interface WindowBucketsVisitor {
+    void visit(long windowStartSeq, long precisionMs, NavigableMap<Long, Bucket> buckets);
+  }
+
+  /** Visits each bucketed rule window's buckets: restored ones no {@link #prepare} took up yet, then live ones. */
+  private void forEachBuckets(WindowBucketsVisitor visitor) {
+    for (Map.Entry<BucketsOf, NavigableMap<Long, Bucket>> restored : restoredBuckets.entrySet()) {
+      BucketsOf of = restored.getKey();
+      visitor.visit(of.windowStartSeq(), of.precisionMs(), restored.getValue());
     }
     for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
-      if (aggregator.getValue() instanceof BucketedWindow buckets
-          && aggregator.getKey().precisionMs() == slot.precisionMs()) {
-        Bucket bucket = buckets.buckets().get(slot.index());
-        if (bucket != null) {
-          held.put(aggregator.getKey().key.windowStartSeq(), bucket);
-        }
+      if (aggregator.getValue() instanceof BucketedWindow buckets) {
+        WindowSpec.Key key = aggregator.getKey().key;
+        visitor.visit(key.windowStartSeq(), key.precisionMs(), buckets.buckets());
       }
     }
+  }
+
+  /** The buckets held at {@code slot}, by window start seq; empty if none. */
+  SortedMap<Long, Bucket> bucketsAt(BucketSlot slot) {
+    SortedMap<Long, Bucket> held = new TreeMap<>();
+    forEachBuckets(
+        (seq, precisionMs, buckets) -> {
+          Bucket bucket = precisionMs == slot.precisionMs() ? buckets.get(slot.index()) : null;
+          if (bucket != null) {
+            held.put(seq, bucket);
+          }
+        });
     return held;
   }
 
-  /** Every bucket slot at which some bucketed rule holds a bucket (also restored ones no prepare took up yet). */
+  /** Every bucket slot at which some bucketed rule holds a bucket. */
   Set<BucketSlot> bucketSlots() {
     Set<BucketSlot> slots = new LinkedHashSet<>();
-    for (Map.Entry<BucketsOf, Map<Long, Bucket>> restored : restoredBuckets.entrySet()) {
-      for (Long index : restored.getValue().keySet()) {
-        slots.add(new BucketSlot(restored.getKey().precisionMs(), index));
-      }
-    }
-    for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
-      if (aggregator.getValue() instanceof BucketedWindow buckets) {
-        for (Long index : buckets.buckets().keySet()) {
-          slots.add(new BucketSlot(aggregator.getKey().precisionMs(), index));
-        }
-      }
-    }
+    forEachBuckets(
+        (seq, precisionMs, buckets) -> {
+          for (Long index : buckets.keySet()) {
+            slots.add(new BucketSlot(precisionMs, index));
+          }
+        });
     return slots;
   }
 
-  /**
-   * Per precision, the span of the indices its buckets are at, over every bucketed rule (also restored ones no
-   * {@link #prepare} has taken up yet), by increasing precision.
-   */
+  /** Per precision, the span of the indices its buckets are at, over every bucketed rule, by increasing precision. */
   List<BucketSpan> bucketSpans() {
-    TreeMap<Long, long[]> spans = new TreeMap<>();
-    for (Map.Entry<BucketsOf, Map<Long, Bucket>> restored : restoredBuckets.entrySet()) {
-      for (Long index : restored.getValue().keySet()) {
-        widen(spans, restored.getKey().precisionMs(), index, index);
-      }
-    }
-    for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
-      if (aggregator.getValue() instanceof BucketedWindow buckets && !buckets.buckets().isEmpty()) {
-        widen(spans, aggregator.getKey().precisionMs(), buckets.buckets().firstKey(), buckets.buckets().lastKey());
-      }
-    }
-    List<BucketSpan> out = new ArrayList<>(spans.size());
-    spans.forEach((precisionMs, span) -> out.add(new BucketSpan(precisionMs, span[0], span[1])));
-    return out;
+    TreeMap<Long, BucketSpan> spans = new TreeMap<>();
+    forEachBuckets(
+        (seq, precisionMs, buckets) -> {
+          if (!buckets.isEmpty()) {
+            BucketSpan rule = new BucketSpan(precisionMs, buckets.firstKey(), buckets.lastKey());
+            spans.merge(
+                precisionMs,
+                rule,
+                (a, b) -> new BucketSpan(precisionMs, Math.min(a.first(), b.first()), Math.max(a.last(), b.last())));
+          }
+        });
+    return List.copyOf(spans.values());
   }
 
-  private static void widen(Map<Long, long[]> spans, long precisionMs, long first, long last) {
-    long[] span = spans.computeIfAbsent(precisionMs, p -> new long[] {first, last});
-    span[0] = Math.min(span[0], first);
-    span[1] = Math.max(span[1], last);
-  }
-
-  /** Number of buckets held (by every bucketed rule). */
+  /** Number of buckets held (by every bucketed rule, restored ones included). */
   public int bucketCount() {
-    int count = 0;
-    for (Map<Long, Bucket> restored : restoredBuckets.values()) {
-      count += restored.size();
-    }
-    for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
-      if (aggregator.getValue() instanceof BucketedWindow buckets) {
-        count += buckets.buckets().size();
-      }
-    }
-    return count;
+    int[] count = {0};
+    forEachBuckets((seq, precisionMs, buckets) -> count[0] += buckets.size());
+    return count[0];
   }
 
   private void pruneLiveIds() {
