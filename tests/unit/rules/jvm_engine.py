@@ -59,6 +59,27 @@ class JvmOutcome:
         )
 
 
+@dataclass(frozen=True)
+class CallPlan:
+    """How a scenario's records fall into calls of the detector's state shell (BucketProcessor, one bucket): a call
+    ends after each record index in `ends` (and after the last record); the call that begins at a record index in
+    `moves` runs in another JVM, whose cache does not hold the bucket's current state. `cache_bytes` is the cache's
+    budget (1: nothing but the current call's groups stays cached; 0: the detector's default). The shell never
+    sweeps idle groups here (BucketCalls.java says why)."""
+
+    ends: frozenset[int]
+    moves: frozenset[int]
+    cache_bytes: int
+
+    def request(self) -> dict[str, object]:
+        """The plan in the harness request's terms."""
+        return {
+            "ends": sorted(self.ends),
+            "moves": sorted(self.moves),
+            "cacheBytes": self.cache_bytes,
+        }
+
+
 def build_jar() -> Path:
     """Run `scripts/provision.sh evaluator` (idempotent, fast when stamped) and return the jar; raise if it fails.
     The test classes' jar is built beside it."""
@@ -143,11 +164,13 @@ class JvmEngine:
         persist_every_record: bool = False,
         page_out: str | None = None,
         routed: bool = False,
+        calls: CallPlan | None = None,
     ) -> list[JvmOutcome]:
         """One JvmOutcome per transaction record, in order; records are oracle records or harness request forms.
         `page_out` ("everything" or "cold") keeps each group's window in memory, written as state rows after every
         change and then paged out, so that what a later record needs is read back from the rows. `routed`: `bucket`
-        receives only the transactions the detector's router sends it (Routes.java), the others' outcomes are empty."""
+        receives only the transactions the detector's router sends it (Routes.java), the others' outcomes are empty.
+        `calls` evaluates the records in calls of the detector's state shell (BucketCalls.java), as the plan says."""
         outcomes = self.request(
             {
                 "latenessMs": lateness_ms,
@@ -158,6 +181,7 @@ class JvmEngine:
                 "persistEveryRecord": persist_every_record,
                 "pageOut": page_out,
                 "routed": routed,
+                "calls": None if calls is None else calls.request(),
             }
         )
         return [JvmOutcome.of(outcome) for outcome in outcomes]

@@ -19,7 +19,7 @@ from fraudstream_rules.engine import Engine, GroupStore, GroupWindow, InMemoryGr
 from fraudstream_rules.model import Rule, parse_rule_message, parse_spec
 from fraudstream_rules.transactions import Transaction, parse_transaction
 
-from .jvm_engine import JvmEngine, JvmOutcome, java_reporter, raw_transaction_json
+from .jvm_engine import CallPlan, JvmEngine, JvmOutcome, java_reporter, raw_transaction_json
 from .oracle import Outcome, Record, RuleRecord, run_oracle
 
 T0_MS = 1_700_000_000_000
@@ -382,6 +382,34 @@ def test_jvm_windows_paged_out_after_every_record_match_oracle(
     what later records need from the state rows: the same outcomes as the oracle's."""
     outcomes = jvm_engine.run(
         scenario.records, scenario.lateness_ms, future_skew_ms=scenario.future_skew_ms, page_out=page_out
+    )
+    assert_same([jvm_outcome(outcome) for outcome in outcomes], oracle_of(scenario), scenario)
+
+
+@st.composite
+def call_plans(draw: st.DrawFn, records: int) -> CallPlan:
+    """Calls of one record to all of them, some beginning in another JVM; a cache that keeps everything or only the
+    current call's groups."""
+    indices = st.integers(min_value=0, max_value=max(0, records - 1))
+    return CallPlan(
+        ends=frozenset(draw(st.sets(indices, max_size=records))),
+        moves=frozenset(draw(st.sets(indices, max_size=max(1, records // 4)))),
+        cache_bytes=draw(st.sampled_from([0, 1])),
+    )
+
+
+@PROPERTY
+@given(scenarios(), st.data())
+def test_jvm_bucket_state_written_at_call_ends_matches_oracle(
+    jvm_engine: JvmEngine, scenario: Scenario, data: st.DataObject
+) -> None:
+    """Records evaluated in calls of the detector's own state shell, which writes a call's changes only at its end
+    (so rule changes fall between a group's update and its write), keeps windows cached across calls or drops them,
+    and sometimes begins a call in a JVM that reads the rule set and every group back from the store: the same
+    outcomes as the oracle's, and (the harness checks at every call's end) no state row left that nothing needs."""
+    plan = data.draw(call_plans(len(scenario.records)))
+    outcomes = jvm_engine.run(
+        scenario.records, scenario.lateness_ms, future_skew_ms=scenario.future_skew_ms, calls=plan
     )
     assert_same([jvm_outcome(outcome) for outcome in outcomes], oracle_of(scenario), scenario)
 

@@ -255,22 +255,15 @@ public final class BucketProcessor extends StatefulProcessor<String, Row, Row> {
         out.add(OutputRow.alert(record, alert.ruleId(), alert.toMessageValue()).toRow());
       }
     }
-    groups.flush();
+    boolean draining = newestTransactionMs != Long.MIN_VALUE && nowMs - newestTransactionMs > SWEEP_BACKLOG_MS;
+    groups.end(
+        rulesChanged, nowMs, settings.sweepIntervalMs(), SWEEP_SLICE, draining ? 0.0 : SWEEP_TIME_SHARE);
     if (rulesChanged) {
-      state.rulesChanged();
       Router.learn(instance, buckets, engine.knownKeyGroups());
     }
     RulesCatchUp catchUp = catchUps.get(bucket);
     if (catchUp != null && !catchUp.holding() && routed.add(bucket)) {
       Router.caughtUp(instance, buckets, bucket, engine.knownKeyGroups());
-    }
-    boolean draining = newestTransactionMs != Long.MIN_VALUE && nowMs - newestTransactionMs > SWEEP_BACKLOG_MS;
-    boolean swept =
-        groups.sweep(nowMs, settings.sweepIntervalMs(), SWEEP_SLICE, draining ? 0.0 : SWEEP_TIME_SHARE);
-    if (rulesChanged || swept) {
-      // The rule set (and the sweep clock) is written when rules change and when a sweep finishes; a restore with an
-      // older clock only postpones the sweep of a few groups.
-      store.setEngine(engine.toBytes());
     }
     metrics.transactions("evaluated", evaluated);
     metrics.transactions("invalid", invalid);

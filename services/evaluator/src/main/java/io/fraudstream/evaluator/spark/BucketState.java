@@ -194,12 +194,14 @@ final class BucketState {
 
   /** The GroupStore of one call: reads through the cache, writes changed groups back at {@link #flush}. */
   final class Groups implements GroupStore {
+    private final BucketStore store;
     private final MapState<String, byte[]> heads;
     private final GroupRows rows;
     private final Map<String, GroupWindow> dirty = new LinkedHashMap<>();
     private final Set<String> used = new HashSet<>();
 
     Groups(BucketStore store) {
+      this.store = store;
       this.heads = store.heads();
       this.rows = store.groupRows();
     }
@@ -235,6 +237,24 @@ final class BucketState {
       rows.delete(groupKey);
       uncache(groupKey);
       dirty.remove(groupKey);
+    }
+
+    /**
+     * Ends the call: writes what it changed ({@link #flush}), moves the sweep on ({@link #sweep}, with its pace), and
+     * writes the rule set ({@link Engine#toBytes}) when {@code rulesChanged} (some rule record of the call was
+     * applied) or a sweep finished. A restore from a rule set written before the call's clock only postpones the
+     * sweep of a few groups. Returns whether a sweep finished.
+     */
+    boolean end(boolean rulesChanged, long nowMs, long sweepIntervalMs, int sweepSlice, double sweepTimeShare) {
+      flush();
+      if (rulesChanged) {
+        rulesChanged();
+      }
+      boolean swept = sweep(nowMs, sweepIntervalMs, sweepSlice, sweepTimeShare);
+      if (rulesChanged || swept) {
+        store.setEngine(engine.toBytes());
+      }
+      return swept;
     }
 
     /** Writes every changed group ({@link GroupRows#write}), pages out the groups this call used, trims the cache. */

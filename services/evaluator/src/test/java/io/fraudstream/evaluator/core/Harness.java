@@ -1,5 +1,6 @@
 package io.fraudstream.evaluator.core;
 
+import io.fraudstream.evaluator.spark.BucketCalls;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
@@ -10,11 +11,14 @@ import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
 
@@ -30,7 +34,8 @@ import java.util.function.Predicate;
  * {"outcomes": null, "error": stack trace}} on an unexpected exception. With persistEveryRecord the engine is rebuilt
  * through toBytes/fromBytes and every group through its {@link EventCodec} rows after every record. With routed, a
  * transaction that {@link Routes} (given the engine's key groups) does not send to the bucket has an empty outcome, as
- * if the bucket never received it. Alerts have
+ * if the bucket never received it. With {@code "calls": {"ends": [record index], "moves": [record index], "cacheBytes"}} the records are evaluated in calls of the detector's state shell ({@link BucketCalls}), each ending
+ * after a record in ends (and the last record), and each beginning at a record in moves in another JVM. Alerts have
  * detectedAt 0. Other requests: {@code codecRoundTrip}, {@code reorder}, {@code parseSpec} (see their methods).
  */
 public final class Harness {
@@ -87,6 +92,13 @@ public final class Harness {
       owns = key -> GroupKeys.bucketOf(key, among) == owner;
     }
     boolean routed = Boolean.TRUE.equals(request.get("routed"));
+    Map<?, ?> plan = (Map<?, ?>) request.get("calls");
+    BucketCalls calls =
+        plan == null
+            ? null
+            : new BucketCalls(latenessMs, futureSkewMs, ((BigInteger) plan.get("cacheBytes")).longValueExact());
+    Set<?> callEnds = plan == null ? Set.of() : new HashSet<>((List<?>) plan.get("ends"));
+    Set<?> moves = plan == null ? Set.of() : new HashSet<>((List<?>) plan.get("moves"));
     Engine engine = new Engine(latenessMs, futureSkewMs);
     Object pageOut = request.get("pageOut");
     GroupStore store =
@@ -96,13 +108,25 @@ public final class Harness {
     StringBuilder out = new StringBuilder("{\"outcomes\":[");
     List<String> ruleRejections = new ArrayList<>();
     boolean first = true;
-    for (Object raw : (List<?>) request.get("records")) {
-      Map<?, ?> record = (Map<?, ?>) raw;
+    List<?> records = (List<?>) request.get("records");
+    boolean inCall = false;
+    for (int index = 0; index < records.size(); index++) {
+      Map<?, ?> record = (Map<?, ?>) records.get(index);
       long ts = ((BigInteger) record.get("ts")).longValueExact();
       byte[] bytes = valueOf(record);
+      BigInteger position = BigInteger.valueOf(index);
+      if (calls != null && !inCall) {
+        calls.begin(ts, moves.contains(position));
+        engine = calls.engine();
+        store = calls.groups();
+        inCall = true;
+      }
       if ("rule".equals(record.get("kind"))) {
         try {
           engine.onRule((String) record.get("ruleId"), bytes, ts);
+          if (calls != null) {
+            calls.ruleApplied();
+          }
           ruleRejections.add(null);
         } catch (RejectedRuleMessageException exc) {
           ruleRejections.add(exc.reason().label());
@@ -122,6 +146,10 @@ public final class Harness {
       }
       if (persist) {
         engine = Engine.fromBytes(engine.toBytes());
+      }
+      if (calls != null && (callEnds.contains(position) || index == records.size() - 1)) {
+        calls.end();
+        inCall = false;
       }
     }
     out.append("],\"ruleRejections\":");
@@ -277,6 +305,23 @@ public final class Harness {
   }
 
   /**
+   * Throws unless group {@code groupKey}, whose window as written is {@code window}, has a row among {@code
+   * eventRows} for each of its live events and one among {@code bucketRows} for each of its bucket slots, and no
+   * other: a row of an evicted event or of an empty slot is a leak.
+   */
+  public static void checkRows(
+      String groupKey, GroupWindow window, Collection<String> eventRows, Collection<String> bucketRows) {
+    long events = eventRows.stream().filter(key -> GroupRows.belongsTo(key, groupKey)).count();
+    long buckets = bucketRows.stream().filter(key -> GroupRows.belongsTo(key, groupKey)).count();
+    int slots = window.bucketSlots().size();
+    if (events != window.size() || buckets != slots) {
+      throw new IllegalStateException(
+          "group " + groupKey + " has " + events + " event rows for " + window.size() + " live events and "
+              + buckets + " bucket rows for " + slots + " bucket slots");
+    }
+  }
+
+  /**
    * Keeps each group only as rows ({@link GroupRows}, as the Spark shell does), checking after every write that no
    * row of an evicted event or an empty bucket slot is left; every get rebuilds the window from the rows.
    */
@@ -294,14 +339,7 @@ public final class Harness {
     @Override
     public void put(String groupKey, GroupWindow window) {
       rows.write(groupKey, window);
-      long eventRows = events.keySet().stream().filter(key -> GroupRows.belongsTo(key, groupKey)).count();
-      long bucketRows = buckets.keySet().stream().filter(key -> GroupRows.belongsTo(key, groupKey)).count();
-      int slots = window.bucketSlots().size();
-      if (eventRows != window.size() || bucketRows != slots) {
-        throw new IllegalStateException(
-            "group " + groupKey + " has " + eventRows + " event rows for " + window.size() + " live events and "
-                + bucketRows + " bucket rows for " + slots + " bucket slots");
-      }
+      checkRows(groupKey, window, events.keySet(), buckets.keySet());
     }
 
     @Override
