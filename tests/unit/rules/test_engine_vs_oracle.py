@@ -388,12 +388,14 @@ def test_jvm_windows_paged_out_after_every_record_match_oracle(
 
 @st.composite
 def call_plans(draw: st.DrawFn, records: int) -> CallPlan:
-    """Calls of one record to all of them, some beginning in another JVM; a cache that keeps everything or only the
-    current call's groups."""
-    indices = st.integers(min_value=0, max_value=max(0, records - 1))
+    """Calls of one record to all of them, mostly long, some beginning in another JVM; a cache that keeps everything
+    or only the current call's groups."""
+    # Few ends, so that most calls are long enough to hold rule changes between a group's updates and its write.
+    ends = draw(st.sets(st.integers(min_value=0, max_value=max(0, records - 1)), max_size=max(1, records // 4)))
+    starts = sorted({0} | {end + 1 for end in ends if end + 1 < records})
     return CallPlan(
-        ends=frozenset(draw(st.sets(indices, max_size=records))),
-        moves=frozenset(draw(st.sets(indices, max_size=max(1, records // 4)))),
+        ends=frozenset(ends),
+        moves=frozenset(draw(st.sets(st.sampled_from(starts), max_size=max(1, len(starts) // 3)))),
         cache_bytes=draw(st.sampled_from([0, 1])),
     )
 

@@ -97,10 +97,14 @@ public final class Harness {
         plan == null
             ? null
             : new BucketCalls(latenessMs, futureSkewMs, ((BigInteger) plan.get("cacheBytes")).longValueExact());
+    Object pageOut = request.get("pageOut");
+    if (plan != null && (persist || pageOut != null)) {
+      throw new IllegalArgumentException(
+          "calls keep the groups in the detector's own shell: no persistEveryRecord or pageOut with them");
+    }
     Set<?> callEnds = plan == null ? Set.of() : new HashSet<>((List<?>) plan.get("ends"));
     Set<?> moves = plan == null ? Set.of() : new HashSet<>((List<?>) plan.get("moves"));
     Engine engine = new Engine(latenessMs, futureSkewMs);
-    Object pageOut = request.get("pageOut");
     GroupStore store =
         pageOut != null
             ? new PagedGroupStore("everything".equals(pageOut))

@@ -1,6 +1,7 @@
 package io.fraudstream.evaluator.spark;
 
 import io.fraudstream.evaluator.core.Engine;
+import io.fraudstream.evaluator.core.GroupRows;
 import io.fraudstream.evaluator.core.GroupStore;
 import io.fraudstream.evaluator.core.GroupWindow;
 import io.fraudstream.evaluator.core.Harness;
@@ -82,17 +83,25 @@ public final class BucketCalls {
   }
 
   /**
-   * Ends the current call, as BucketProcessor does; then throws unless every group the call changed has exactly the
-   * rows its window needs ({@link Harness#checkRows}): none left of an evicted event or an empty slot.
+   * Ends the current call, as BucketProcessor does; then throws unless every group the call changed has as many
+   * rows as its window needs ({@link Harness#checkRows}: none left of an evicted event or an empty slot) and no
+   * event or bucket row is left of a group without a head (a deleted one).
    */
   public void end() {
     // Never a sweep: it forgets idle groups' newest event times, which CONTRACT section 6 keeps (docs/detector.md,
-    // "Idle groups"), so the oracle would see the difference; BucketStateTest covers the sweep.
+    // "What a sweep gives up"), so the oracle would see the difference; BucketStateTest covers the sweep.
     groups.end(rulesChanged, nowMs, Long.MAX_VALUE, 1, 0.0);
     List<String> eventRows = untagged(rows.entries.keySet(), BucketStore.EVENT_TAG);
     List<String> bucketRows = untagged(rows.entries.keySet(), BucketStore.BUCKET_TAG);
     written.forEach((groupKey, window) -> Harness.checkRows(groupKey, window, eventRows, bucketRows));
     written.clear();
+    for (List<String> groupRows : List.of(eventRows, bucketRows)) {
+      for (String row : groupRows) {
+        if (heads.entries.keySet().stream().noneMatch(groupKey -> GroupRows.belongsTo(row, groupKey))) {
+          throw new IllegalStateException("row " + row + " is left of a group without a head");
+        }
+      }
+    }
   }
 
   private static List<String> untagged(Collection<String> keys, char tag) {
