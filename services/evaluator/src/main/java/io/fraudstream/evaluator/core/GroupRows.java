@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
@@ -94,7 +95,7 @@ public final class GroupRows {
         stored.add(event);
       }
     }
-    Map<GroupWindow.BucketsOf, Map<Long, Bucket>> held = new HashMap<>();
+    Map<GroupWindow.BucketsOf, NavigableMap<Long, Bucket>> held = new HashMap<>();
     for (GroupWindow.BucketSpan span : decoded.buckets()) {
       for (long index = span.first(); index <= span.last(); index++) {
         byte[] slot = buckets.get(slotKey(groupKey, span.precisionMs(), index));
@@ -109,7 +110,7 @@ public final class GroupRows {
       }
     }
     for (EventCodec.WindowBuckets range : decoded.windowBuckets()) {
-      Map<Long, Bucket> byIndex = held.computeIfAbsent(range.window(), w -> new TreeMap<>());
+      NavigableMap<Long, Bucket> byIndex = held.computeIfAbsent(range.window(), w -> new TreeMap<>());
       for (long index = range.first(); index <= range.last(); index++) {
         byte[] bucket = buckets.get(windowBucketKey(groupKey, range.window(), index));
         if (bucket != null) {

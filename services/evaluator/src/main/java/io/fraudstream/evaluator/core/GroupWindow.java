@@ -126,10 +126,9 @@ public final class GroupWindow implements EventLog {
       Long floorMs,
       long nextEventId,
       Long maxIngestTsMs,
-      Map<BucketsOf, Map<Long, Bucket>> buckets) {
+      Map<BucketsOf, NavigableMap<Long, Bucket>> buckets) {
     GroupWindow window = new GroupWindow(fieldNames);
-    window.restoredBuckets = new LinkedHashMap<>();
-    buckets.forEach((of, byIndex) -> window.restoredBuckets.put(of, new TreeMap<>(byIndex)));
+    window.restoredBuckets = new LinkedHashMap<>(buckets);
     List<StoredEvent> sorted = new ArrayList<>(events);
     sorted.sort(Comparator.comparingLong(StoredEvent::eventTimeMs).thenComparingLong(StoredEvent::id));
     for (StoredEvent event : sorted) {

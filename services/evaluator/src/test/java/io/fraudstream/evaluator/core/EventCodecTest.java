@@ -76,9 +76,9 @@ class EventCodecTest {
             8,
             5L,
             Map.of(
-                hourly, Map.of(-4L, bucket, 472_222L, bucket),
-                daily, Map.of(472_223L, bucket),
-                minutes, Map.of(7L, bucket)));
+                hourly, new TreeMap<>(Map.of(-4L, bucket, 472_222L, bucket)),
+                daily, new TreeMap<>(Map.of(472_223L, bucket)),
+                minutes, new TreeMap<>(Map.of(7L, bucket))));
     EventCodec.Head head = EventCodec.decodeHead(EventCodec.encodeHead(window));
     List<GroupWindow.BucketSpan> spans =
         List.of(new GroupWindow.BucketSpan(60_000L, 7, 7), new GroupWindow.BucketSpan(3_600_000L, -4L, 472_223L));

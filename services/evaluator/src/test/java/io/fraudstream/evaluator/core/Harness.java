@@ -194,7 +194,7 @@ public final class Harness {
             null,
             8,
             1_700_000_000_005L,
-            Map.of(buckets, Map.of(-5L, bucket, 28_333_333L, bucket)));
+            Map.of(buckets, new TreeMap<>(Map.of(-5L, bucket, 28_333_333L, bucket))));
     EventCodec.Head head = EventCodec.decodeHead(EventCodec.encodeHead(window));
     List<GroupWindow.BucketSpan> spans = List.of(new GroupWindow.BucketSpan(60_000L, -5L, 28_333_333L));
     java.util.SortedMap<Long, Bucket> slot = new java.util.TreeMap<>(Map.of(3L, bucket));

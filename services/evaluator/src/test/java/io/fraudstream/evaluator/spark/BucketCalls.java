@@ -88,8 +88,9 @@ public final class BucketCalls {
    * event or bucket row is left of a group without a head (a deleted one).
    */
   public void end() {
-    // Never a sweep: it forgets idle groups' newest event times, which CONTRACT section 6 keeps (docs/detector.md,
-    // "What a sweep gives up"), so the oracle would see the difference; BucketStateTest covers the sweep.
+    // Never a sweep: it forgets idle groups' newest event times, which CONTRACT section 6's lateness is measured
+    // from (docs/detector.md, "What a sweep gives up"), so the oracle would see the difference; BucketStateTest
+    // covers the sweep.
     groups.end(rulesChanged, nowMs, Long.MAX_VALUE, 1, 0.0);
     List<String> eventRows = untagged(rows.entries.keySet(), BucketStore.EVENT_TAG);
     List<String> bucketRows = untagged(rows.entries.keySet(), BucketStore.BUCKET_TAG);
