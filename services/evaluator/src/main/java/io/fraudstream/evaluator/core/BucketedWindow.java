@@ -30,11 +30,11 @@ final class BucketedWindow implements WindowAggregator {
   private long closedHigh;
   private Bucket closed;
 
-  /** A window of {@code spec} (bucketed) holding {@code state}, bucket index to bucket. */
-  BucketedWindow(WindowSpec spec, Map<Long, Bucket> state) {
+  /** A window of {@code spec} (bucketed) holding {@code state}, bucket index to bucket, which it owns from then on. */
+  BucketedWindow(WindowSpec spec, TreeMap<Long, Bucket> state) {
     this.precisionMs = spec.precisionMs();
     this.spec = spec;
-    this.buckets = new TreeMap<>(state);
+    this.buckets = state;
   }
 
   /** Follow a new spec of the same window (same key): new value projection, window length or aggregate. */

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
@@ -95,7 +94,7 @@ public final class GroupRows {
         stored.add(event);
       }
     }
-    Map<GroupWindow.BucketsOf, NavigableMap<Long, Bucket>> held = new HashMap<>();
+    Map<GroupWindow.BucketsOf, TreeMap<Long, Bucket>> held = new HashMap<>();
     for (GroupWindow.BucketSpan span : decoded.buckets()) {
       for (long index = span.first(); index <= span.last(); index++) {
         byte[] slot = buckets.get(slotKey(groupKey, span.precisionMs(), index));
@@ -110,7 +109,7 @@ public final class GroupRows {
       }
     }
     for (EventCodec.WindowBuckets range : decoded.windowBuckets()) {
-      NavigableMap<Long, Bucket> byIndex = held.computeIfAbsent(range.window(), w -> new TreeMap<>());
+      TreeMap<Long, Bucket> byIndex = held.computeIfAbsent(range.window(), w -> new TreeMap<>());
       for (long index = range.first(); index <= range.last(); index++) {
         byte[] bucket = buckets.get(windowBucketKey(groupKey, range.window(), index));
         if (bucket != null) {

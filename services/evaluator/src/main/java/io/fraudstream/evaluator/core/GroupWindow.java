@@ -81,7 +81,7 @@ public final class GroupWindow implements EventLog {
   // The arguments of the last prepare (by identity): the engine passes the same ones until a rule changes.
   private List<String> preparedFieldNames;
   private Map<String, WindowSpec> preparedSpecs;
-  private Map<BucketsOf, NavigableMap<Long, Bucket>> restoredBuckets = Map.of();
+  private Map<BucketsOf, TreeMap<Long, Bucket>> restoredBuckets = Map.of();
   private final Set<BucketSlot> droppedBuckets = new LinkedHashSet<>();
   private List<StoredEvent> journal = new ArrayList<>();
   private List<Long> evicted = new ArrayList<>();
@@ -117,7 +117,7 @@ public final class GroupWindow implements EventLog {
   /**
    * A window holding {@code events} (any order; sorted by event time, then id; those below {@code floorMs} dropped)
    * and the buckets of bucketed rules by their window (taken up by {@link #prepare}), with empty journal, evictions,
-   * bucket changes and reprojection flag.
+   * bucket changes and reprojection flag. The window owns the bucket maps from then on: it keeps and changes them.
    */
   static GroupWindow restore(
       List<String> fieldNames,
@@ -126,7 +126,7 @@ public final class GroupWindow implements EventLog {
       Long floorMs,
       long nextEventId,
       Long maxIngestTsMs,
-      Map<BucketsOf, NavigableMap<Long, Bucket>> buckets) {
+      Map<BucketsOf, TreeMap<Long, Bucket>> buckets) {
     GroupWindow window = new GroupWindow(fieldNames);
     window.restoredBuckets = new LinkedHashMap<>(buckets);
     List<StoredEvent> sorted = new ArrayList<>(events);
@@ -419,13 +419,14 @@ public final class GroupWindow implements EventLog {
       if (spec.precisionMs() == null) {
         aggregator = spec.build(this, maxMs);
       } else {
-        Map<Long, Bucket> restored = restoredBuckets.isEmpty() ? null : restoredBuckets.remove(BucketsOf.of(spec.key));
-        aggregator = new BucketedWindow(spec, restored == null ? Map.of() : restored);
+        TreeMap<Long, Bucket> restored =
+            restoredBuckets.isEmpty() ? null : restoredBuckets.remove(BucketsOf.of(spec.key));
+        aggregator = new BucketedWindow(spec, restored == null ? new TreeMap<>() : restored);
       }
       aggregators.put(entry.getKey(), Map.entry(spec, aggregator));
     }
     if (!restoredBuckets.isEmpty()) { // buckets of rules no longer in the plan
-      for (Map.Entry<BucketsOf, NavigableMap<Long, Bucket>> stale : restoredBuckets.entrySet()) {
+      for (Map.Entry<BucketsOf, TreeMap<Long, Bucket>> stale : restoredBuckets.entrySet()) {
         for (Long index : stale.getValue().keySet()) {
           droppedBuckets.add(new BucketSlot(stale.getKey().precisionMs(), index));
         }
@@ -559,7 +560,7 @@ public final class GroupWindow implements EventLog {
 
   /** Visits each bucketed rule window's buckets: restored ones no {@link #prepare} took up yet, then live ones. */
   private void forEachBuckets(WindowBucketsVisitor visitor) {
-    for (Map.Entry<BucketsOf, NavigableMap<Long, Bucket>> restored : restoredBuckets.entrySet()) {
+    for (Map.Entry<BucketsOf, TreeMap<Long, Bucket>> restored : restoredBuckets.entrySet()) {
       BucketsOf of = restored.getKey();
       visitor.visit(of.windowStartSeq(), of.precisionMs(), restored.getValue());
     }
