@@ -24,9 +24,10 @@ LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
 # - System.gc() as a concurrent cycle: Spark's ContextCleaner calls it every 30 minutes
 #   (spark.cleaner.periodicGC.interval), which stopped the stream for a 1.8 s full collection;
 # - what survives a young collection goes straight to the old generation: the young generation sits at G1's minimum
-#   (its pauses are over the goal), its survivors overflow the survivor space, so G1 keeps them for one collection
-#   only, and nearly all of them are windows entering the cache, which live on. Each was copied twice, now once: in
-#   two 12-minute soaks GC paused 1.58 and 1.63 s a minute (minutes 6-12) instead of 2.20 (docs/BENCHMARKS.md).
+#   (its pauses are over the goal), its survivors overflow the survivor space, so G1 kept them for one collection
+#   only, and most of them lived on (16-17 of ~18 MB a collection, logged once in a soak; the cache's windows are
+#   the likely owners). Those were copied twice, now once: in two 12-minute soaks GC paused 1.58 and 1.63 s a minute
+#   (minutes 6-12) instead of 2.20; their latency was mixed, one better and one worse (docs/BENCHMARKS.md).
 GC_OPTIONS = (
     "-XX:MaxGCPauseMillis=50",
     "-XX:G1MixedGCCountTarget=64",
