@@ -22,18 +22,8 @@ LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
 #   garbage to reclaim every 3-5 minutes, each phase paused 8 times for a median 117 ms and up to 341 ms; at 64 the
 #   soak's pauses over 150 ms went from 63 to 32 in the hour, at the same total (docs/BENCHMARKS.md);
 # - System.gc() as a concurrent cycle: Spark's ContextCleaner calls it every 30 minutes
-#   (spark.cleaner.periodicGC.interval), which stopped the stream for a 1.8 s full collection;
-# - what survives a young collection goes straight to the old generation: the young generation sits at G1's minimum
-#   (its pauses are over the goal), its survivors overflow the survivor space, so G1 kept them for one collection
-#   only, and most of them lived on (16-17 of ~18 MB a collection, logged once in a soak; the cache's windows are
-#   the likely owners). Those were copied twice, now once: in two 12-minute soaks GC paused 1.58 and 1.63 s a minute
-#   (minutes 6-12) instead of 2.20; their latency was mixed, one better and one worse (docs/BENCHMARKS.md).
-GC_OPTIONS = (
-    "-XX:MaxGCPauseMillis=50",
-    "-XX:G1MixedGCCountTarget=64",
-    "-XX:+ExplicitGCInvokesConcurrent",
-    "-XX:MaxTenuringThreshold=0",
-)
+#   (spark.cleaner.periodicGC.interval), which stopped the stream for a 1.8 s full collection.
+GC_OPTIONS = ("-XX:MaxGCPauseMillis=50", "-XX:G1MixedGCCountTarget=64", "-XX:+ExplicitGCInvokesConcurrent")
 JVM_OPTIONS = " ".join([f"-Dlog4j2.configurationFile={LOG4J2_CONFIG}", *GC_OPTIONS])
 # Checkpoint settings the detector changes from Spark's defaults, unless spark-defaults.conf or the caller sets them.
 # History: Spark keeps the last 100 batches and snapshots the state every 10th, i.e. 8 hours of changelogs at
