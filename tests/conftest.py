@@ -72,10 +72,10 @@ def unique_topics(request: pytest.FixtureRequest) -> Topics:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    from fraudstream_detector.session import build_session
+    from fraudstream_detector.session import build_session, stop_session
 
     session = build_session("fraudstream-tests", master="local[8]")  # Real-time Mode runs every stage at once
     try:
         yield session
     finally:
-        session.stop()
+        stop_session(session)

@@ -34,7 +34,7 @@ from .endpoints import Endpoints
 from .jvm_evaluator import EvaluatorProgress, evaluator_conf
 from .liveness import Liveness, Progress
 from .pipeline import listen, start_query
-from .session import build_session
+from .session import build_session, stop_session
 
 log = logging.getLogger("fraudstream_detector")
 HEALTHY_RUN_S = 60.0
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         stop.set()
         watcher.join(timeout=WATCH_INTERVAL_S + 10)
         offsets.close()
-        spark.stop()
+        stop_session(spark)
         endpoints.stop()
     log.info("detector stopped")
     return exit_code

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -48,6 +52,8 @@ LOCAL_FILE_SYSTEM = {
     "spark.hadoop.fs.file.impl": "io.fraudstream.evaluator.hadoop.ForklessLocalFileSystem",
     "spark.hadoop.fs.AbstractFileSystem.file.impl": "io.fraudstream.evaluator.hadoop.ForklessLocalFs",
 }
+# The temporary directory of the JVM this process launched (build_session), which stop_session removes.
+_scratch: Path | None = None
 _JAR_VERSION = re.compile(r"-\d+(?:\.\d+)+[\w.\-]*\.jar$")
 
 
@@ -93,9 +99,20 @@ def build_session(
 ) -> SparkSession:
     """A SparkSession with the Kafka connector, the JVM evaluator, RocksDB state with changelog checkpointing, no UI,
     Hadoop's local file system without forks (LOCAL_FILE_SYSTEM), and CHECKPOINT_DEFAULTS for each of its settings
-    that neither `conf` nor spark-defaults.conf gives."""
+    that neither `conf` nor spark-defaults.conf gives.
+
+    A driver JVM this call launches keeps its temporary files (java.io.tmpdir: Spark's local directories unless
+    spark.local.dir or SPARK_LOCAL_DIRS name others, RocksDB's working directories and native library) in a directory
+    of its own under the process's temporary directory (TMPDIR); stop_session removes it."""
+    global _scratch
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    driver_options = JVM_OPTIONS
+    if SparkContext._gateway is None:  # this call launches the JVM
+        if _scratch is not None:  # a launch that failed
+            shutil.rmtree(_scratch, ignore_errors=True)
+        _scratch = Path(tempfile.mkdtemp(prefix="fraudstream-spark-"))
+        driver_options = f"{JVM_OPTIONS} -Djava.io.tmpdir={_scratch}"
     jars = [str(j) for j in [*connector_jars(), evaluator_jar()]]
     class_path = os.pathsep.join(jars)
     builder = (
@@ -119,7 +136,7 @@ def build_session(
         # (Spark's default: 50 ms). Below a few thousand records a second the buffers never fill, so every hop would
         # wait out the timer: at 1 000 tx/s and two hops that was most of the alert latency (docs/BENCHMARKS.md).
         .config("spark.shuffle.streaming.networkBufferMaxWaitTimeMs", "2")
-        .config("spark.driver.extraJavaOptions", JVM_OPTIONS)
+        .config("spark.driver.extraJavaOptions", driver_options)
         .config("spark.executor.extraJavaOptions", JVM_OPTIONS)
         .config("spark.driver.extraClassPath", class_path)
         .config("spark.executor.extraClassPath", class_path)
@@ -132,3 +149,33 @@ def build_session(
             session.conf.set(key, value)
     session.sparkContext.setLogLevel("WARN")
     return session
+
+
+def scratch_dir() -> Path | None:
+    """The temporary directory of the JVM that build_session launched and stop_session has not yet stopped."""
+    return _scratch
+
+
+def stop_session(spark: SparkSession, timeout_s: float = 60.0) -> None:
+    """Stops `spark`; then, if build_session launched its JVM, that JVM too, waiting up to `timeout_s` for it to exit
+    (killed after that), and removes the JVM's temporary directory. Spark deletes only some of its temporary files on
+    exit, and none when the JVM is killed, so without this every run left its local directories, RocksDB's working
+    directories and a copy of RocksDB's native library in /tmp. A later build_session launches a new JVM."""
+    global _scratch
+    gateway = SparkContext._gateway
+    spark.stop()
+    proc: subprocess.Popen[bytes] | None = getattr(gateway, "proc", None)
+    if gateway is None or proc is None or _scratch is None:
+        return
+    gateway.shutdown()
+    if proc.stdin is not None:
+        proc.stdin.close()  # Spark's gateway server exits (and runs its shutdown hooks) at the end of its input
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    shutil.rmtree(_scratch, ignore_errors=True)
+    _scratch = None

@@ -154,13 +154,16 @@ def detector_process(
     extra_args: Sequence[str] = (),
 ) -> tuple[ManagedProcess, DetectorEndpoints]:
     """`python -m fraudstream_detector` against `topics`, reading transactions from the beginning, with its HTTP
-    endpoints on free ports."""
+    endpoints on free ports, and its temporary files beside `log` (a detector killed cannot remove them)."""
     port, evaluator_port = free_port(), free_port()
     argv = [sys.executable, "-m", "fraudstream_detector", "--checkpoint-dir", str(checkpoint)]
     argv += ["--metrics-port", str(port), "--starting-offsets", "earliest"]
     argv += ["--evaluator-metrics-port", str(evaluator_port), *extra_args]
     endpoints = DetectorEndpoints(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{evaluator_port}/metrics")
-    return ManagedProcess("detector", argv, log, env={**kafka.as_env(), **topics.as_env()}).start(), endpoints
+    process = ManagedProcess(
+        "detector", argv, log, env={**kafka.as_env(), **topics.as_env(), "TMPDIR": str(log.parent)}
+    )
+    return process.start(), endpoints
 
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]

@@ -5,7 +5,11 @@ The JVM that runs the query also runs with the detector's garbage collector sett
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +58,49 @@ def test_the_jvm_that_evaluates_runs_with_the_garbage_collector_settings(spark: 
         name = parsed["switch"] or parsed["flag"]
         expected = {"+": "true", "-": "false"}[parsed["sign"]] if parsed["sign"] else parsed["value"]
         assert diagnostics.getVMOption(name).getValue() == expected, option
+
+
+# A driver of its own, as the detector runs it: builds the session, runs a query with RocksDB state until a batch has
+# read input, lists what its JVM put in its temporary directory, and stops the session.
+_DRIVER = """
+import json, sys, time
+from pyspark.sql import functions as F
+from fraudstream_detector.session import build_session, stop_session, scratch_dir
+
+spark = build_session("leftovers", master="local[2]")
+query = (
+    spark.readStream.format("rate").option("rowsPerSecond", 100).load()
+    .groupBy((F.col("value") % 10).alias("key")).count()
+    .writeStream.outputMode("update").format("noop").option("checkpointLocation", sys.argv[1]).start()
+)
+deadline = time.monotonic() + 120
+while not (query.lastProgress or {}).get("numInputRows") and time.monotonic() < deadline:
+    time.sleep(0.2)
+progress = query.lastProgress
+scratch = scratch_dir()
+held = sorted(p.name for p in scratch.iterdir()) if scratch else []
+query.stop()
+stop_session(spark)
+print(json.dumps({"progress": progress, "scratch": str(scratch), "held": held}, default=str))
+"""
+
+
+def test_a_stopped_session_leaves_no_temporary_files(tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", _DRIVER, str(tmp_path / "checkpoint")],
+        env={**os.environ, "TMPDIR": str(temp)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["progress"]["numInputRows"] > 0
+    assert report["progress"]["stateOperators"][0]["customMetrics"]["rocksdbCommitFlushLatency"] >= 0  # RocksDB
+    assert Path(report["scratch"]).parent == temp
+    # While it ran, the JVM kept its local directories and RocksDB's native library there.
+    assert any(name.startswith("spark-") for name in report["held"]), report["held"]
+    assert any(name.startswith("librocksdbjni") for name in report["held"]), report["held"]
+    assert list(temp.iterdir()) == []
