@@ -199,8 +199,6 @@ final class BucketState {
     private final GroupRows rows;
     private final Map<String, GroupWindow> dirty = new LinkedHashMap<>();
     private final Set<String> used = new HashSet<>();
-    /** Groups this call found neither cached nor stored: cached only for the call (see {@link #flush}). */
-    private final Set<String> fresh = new HashSet<>();
 
     Groups(BucketStore store) {
       this.store = store;
@@ -219,8 +217,6 @@ final class BucketState {
       GroupWindow window = rows.load(groupKey);
       if (window != null) {
         cache(groupKey, window);
-      } else {
-        fresh.add(groupKey);
       }
       return window;
     }
@@ -261,19 +257,10 @@ final class BucketState {
       return swept;
     }
 
-    /**
-     * Writes every changed group ({@link GroupRows#write}), pages out the groups this call used, trims the cache.
-     * A group first seen in this call (nothing stored) leaves the cache once written: it is cached from its second
-     * call on, read back from the store then. Most first-seen groups of a pair key are never seen again, and caching
-     * them kept each for minutes until the budget pushed it out, which made the cache's churn old-generation garbage.
-     */
+    /** Writes every changed group ({@link GroupRows#write}), pages out the groups this call used, trims the cache. */
     void flush() {
       dirty.forEach(rows::write);
       dirty.clear();
-      for (String groupKey : fresh) {
-        uncache(groupKey);
-      }
-      fresh.clear();
       // Every group this call used (changed ones are now written) is paged out and weighed again.
       for (String groupKey : used) {
         Cached cached = windows.get(groupKey); // and last in access order

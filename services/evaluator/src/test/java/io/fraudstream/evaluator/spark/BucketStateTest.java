@@ -2,7 +2,6 @@ package io.fraudstream.evaluator.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -16,7 +15,6 @@ import io.fraudstream.evaluator.core.RejectedRuleMessageException;
 import io.fraudstream.evaluator.core.StoredEvent;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -429,21 +427,6 @@ class BucketStateTest {
   }
 
   @Test
-  void aGroupFirstSeenInACallIsCachedFromItsSecondCallOn() {
-    BucketState state = claim();
-    addCountRule(state.engine(), 60);
-    evaluate(state, "p1", T0);
-    assertEquals(0, state.cachedBytes(), "written to the store, not kept");
-    assertNotNull(heads().get(GROUP));
-    evaluate(state, "p1", T0 + 1_000);
-    GroupWindow cached = read(state, GROUP);
-    assertEquals(cached.heapBytes(), state.cachedBytes(), "read back from the store in its second call, and kept");
-    evaluate(state, "p1", T0 + 2_000);
-    assertSame(cached, read(state, GROUP), "found in the cache by its third call");
-    assertEquals(List.of(T0, T0 + 1_000, T0 + 2_000), cached.events().stream().map(StoredEvent::eventTimeMs).toList());
-  }
-
-  @Test
   void eventsPagedOutInOneTaskAreReadBackThroughTheNextTasksStore() {
     BucketState state = claim();
     addCountRule(state.engine(), 60);
@@ -451,8 +434,7 @@ class BucketStateTest {
     for (int i = 0; i < times.length; i++) {
       times[i] = T0 + i * 10_000L; // 50 minutes: the count's far edge stays at the first event
     }
-    evaluate(state, "p1", times[0]); // first seen: the group is cached from its second call on
-    evaluate(state, "p1", Arrays.copyOfRange(times, 1, times.length));
+    evaluate(state, "p1", times);
     GroupWindow window = read(state, GROUP);
     assertEquals(GroupWindow.PAGE + 7, window.decodedCount(), "the far edge's page and the last minute");
     BucketState next = claim();
