@@ -1,7 +1,8 @@
 """The detector's SparkSession writes its checkpoints through Hadoop's local file system without forked commands
 (session.LOCAL_FILE_SYSTEM): each of Hadoop's two APIs resolves the file: scheme to the evaluator jar's classes, in the
 JVM that runs the query. What the classes do is the JVM's ForklessLocalFileSystemTest; what they save, BENCHMARKS.md.
-The JVM that runs the query also runs with the detector's garbage collector settings (session.GC_OPTIONS)."""
+The JVM that runs the query also runs with the detector's garbage collector settings (session.GC_OPTIONS), and a
+stopped session (session.stop_session) leaves none of its JVM's temporary files behind."""
 
 from __future__ import annotations
 
