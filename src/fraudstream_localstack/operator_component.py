@@ -37,6 +37,20 @@ def kubectl(kubeconfig: Path, *args: str, timeout_s: float = 60) -> str:
     return done.stdout
 
 
+def install_crd(kubeconfig: Path, timeout_s: float = 60) -> None:
+    """Applies the FraudRule CRD and returns once the API server reports it Established. Polled rather than
+    `kubectl wait --for=condition=Established`, which fails at once ("accessor error: <nil>") when it reads the CRD
+    before the API server has written any status condition."""
+    kubectl(kubeconfig, "apply", "-f", str(CRD_PATH))
+    established = '{.status.conditions[?(@.type=="Established")].status}'
+    wait_for(
+        lambda: kubectl(kubeconfig, "get", "crd/fraudrules.fraudstream.io", "-o", f"jsonpath={established}") == "True",
+        timeout_s,
+        "the FraudRule CRD to be Established",
+        interval_s=0.2,
+    )
+
+
 def is_ready(item: dict[str, Any]) -> bool:
     """Whether a FraudRule reports Ready=True for its current generation."""
     status = item.get("status") or {}
@@ -63,8 +77,7 @@ class OperatorComponent:
 
     def start(self, stack: LocalStack) -> None:
         kubeconfig = stack.kube.kubeconfig
-        kubectl(kubeconfig, "apply", "-f", str(CRD_PATH))
-        kubectl(kubeconfig, "wait", "--for=condition=Established", "crd/fraudrules.fraudstream.io", "--timeout=60s")
+        install_crd(kubeconfig)
         liveness = f"http://127.0.0.1:{free_port()}/healthz"
         env = {
             "KUBECONFIG": str(kubeconfig),

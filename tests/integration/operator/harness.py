@@ -23,7 +23,7 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
-from fraudstream_localstack.operator_component import CRD_PATH, kubectl
+from fraudstream_localstack.operator_component import install_crd, kubectl
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
 
 GROUP, VERSION, PLURAL = "fraudstream.io", "v1alpha1", "fraudrules"
@@ -253,12 +253,6 @@ class OperatorProcess:
         assert pid is not None
         os.kill(pid, signal.SIGKILL)
         wait_for(lambda: not self.process.alive(), 10, f"{self.identity} (pid {pid}) to die")
-
-
-def install_crd(kubeconfig: Path) -> None:
-    """Applies the FraudRule CRD and returns once the API server serves it."""
-    kubectl(kubeconfig, "apply", "-f", str(CRD_PATH))
-    kubectl(kubeconfig, "wait", "--for=condition=Established", "crd/fraudrules.fraudstream.io", "--timeout=60s")
 
 
 def operator_in_new_namespace(

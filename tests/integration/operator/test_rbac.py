@@ -14,7 +14,7 @@ from kubernetes import client, config
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.kube import KubeControlPlane
 from fraudstream_localstack.layout import BIN
-from fraudstream_localstack.operator_component import CRD_PATH, kubectl
+from fraudstream_localstack.operator_component import install_crd, kubectl
 from fraudstream_localstack.processes import wait_for
 from tests.integration.operator.conftest import StartReplica, configure_operator
 from tests.integration.operator.harness import BASE_SPEC, FraudRules, OperatorHarness, latest_by_key, read_records
@@ -100,8 +100,7 @@ def service_account_cluster(tmp_path: Path) -> Iterator[tuple[KubeControlPlane, 
     token = plane.token_for(SERVICE_ACCOUNT, SERVICE_ACCOUNT_GROUPS)
     plane.start()
     try:
-        kubectl(plane.kubeconfig, "apply", "-f", str(CRD_PATH))
-        kubectl(plane.kubeconfig, "wait", "--for=condition=Established", "crd/fraudrules.fraudstream.io")
+        install_crd(plane.kubeconfig)
         install_rbac(plane.kubeconfig)
         kubectl(plane.kubeconfig, "create", "namespace", "payments")
         yield plane, plane.write_kubeconfig(tmp_path / "operator-kubeconfig", token, user="fraudstream-operator")
