@@ -13,8 +13,9 @@ import pytest
 from kubernetes import client, config
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_localstack.operator_component import install_crd
 from fraudstream_localstack.processes import ManagedProcess, free_port
-from tests.integration.operator.harness import FraudRules, OperatorHarness, OperatorProcess, install_crd
+from tests.integration.operator.harness import FraudRules, OperatorHarness, OperatorProcess
 
 
 @pytest.fixture(scope="session")
