@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from . import monitoring_config, node_monitoring
+from .kube import wait_established
 from .layout import BIN, CACHE, LOCAL, ROOT, require
 from .processes import wait_for
 
@@ -146,8 +147,7 @@ class Release:
 def install_monitoring_crds(cluster: Cluster) -> None:
     for crd in MONITORING_CRDS:
         cluster.kubectl("apply", "--server-side", "-f", str(require(crd, "monitoring-crds")))
-    cluster.kubectl("wait", "--for=condition=Established", "--timeout=120s",
-                    *[f"crd/{kind}.monitoring.coreos.com" for kind in (*MONITOR_KINDS, "prometheusrules")])  # fmt: skip
+    wait_established(cluster.kubectl, [f"{kind}.monitoring.coreos.com" for kind in (*MONITOR_KINDS, "prometheusrules")])
 
 
 def wait_release_ready(cluster: Cluster, release: Release, timeout_s: float) -> None:

@@ -14,11 +14,26 @@ import secrets
 import ssl
 import subprocess
 import urllib.request
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .layout import BIN, require
 from .processes import ManagedProcess, free_port, wait_for
+
+_ESTABLISHED = '{.status.conditions[?(@.type=="Established")].status}'
+
+
+def wait_established(kubectl: Callable[..., str], crds: Sequence[str], timeout_s: float = 120) -> None:
+    """Returns once every CRD named in `crds` (e.g. "fraudrules.fraudstream.io") reports Established=True, as read
+    through `kubectl` (called with kubectl's arguments, returning its stdout); raises NotReadyError after timeout_s.
+    Polled rather than `kubectl wait --for=condition=Established`, which fails at once ("accessor error: <nil>") when
+    it reads a CRD before the API server has written any status condition."""
+
+    def established() -> bool:
+        return all(kubectl("get", f"crd/{crd}", "-o", f"jsonpath={_ESTABLISHED}") == "True" for crd in crds)
+
+    wait_for(established, timeout_s, f"CRDs {', '.join(crds)} Established", interval_s=0.2)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ liveness endpoint answers as the leader (so the Lease is held and the startup re
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from fraudstream_kafka.acls import Component
 
+from .kube import wait_established
 from .layout import BIN, ROOT, require
 from .processes import ManagedProcess, free_port, wait_for
 
@@ -38,17 +40,9 @@ def kubectl(kubeconfig: Path, *args: str, timeout_s: float = 60) -> str:
 
 
 def install_crd(kubeconfig: Path, timeout_s: float = 60) -> None:
-    """Applies the FraudRule CRD and returns once the API server reports it Established. Polled rather than
-    `kubectl wait --for=condition=Established`, which fails at once ("accessor error: <nil>") when it reads the CRD
-    before the API server has written any status condition."""
+    """Applies the FraudRule CRD and returns once the API server reports it Established."""
     kubectl(kubeconfig, "apply", "-f", str(CRD_PATH))
-    established = '{.status.conditions[?(@.type=="Established")].status}'
-    wait_for(
-        lambda: kubectl(kubeconfig, "get", "crd/fraudrules.fraudstream.io", "-o", f"jsonpath={established}") == "True",
-        timeout_s,
-        "the FraudRule CRD to be Established",
-        interval_s=0.2,
-    )
+    wait_established(functools.partial(kubectl, kubeconfig), ["fraudrules.fraudstream.io"], timeout_s)
 
 
 def is_ready(item: dict[str, Any]) -> bool:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from fraudstream_localstack.kube import wait_established
 from fraudstream_localstack.layout import BIN, CACHE, require
-from fraudstream_localstack.processes import wait_for
 from tests.unit.chart.rendering import CHART
 
 MONITORING_CRDS = CACHE / "monitoring-crds"
@@ -28,14 +28,9 @@ def kubectl(
     return done
 
 
-def wait_established(kubeconfig: Path, crd: str) -> None:
-    """Polls until the CRD reports Established=True (right after creation it has no conditions yet)."""
-    query = '{.status.conditions[?(@.type=="Established")].status}'
-
-    def established() -> bool:
-        return kubectl(kubeconfig, "get", f"crd/{crd}", "-o", f"jsonpath={query}").stdout == "True"
-
-    wait_for(established, 60, f"CRD {crd} Established", interval_s=0.2)
+def _reader(kubeconfig: Path) -> Callable[..., str]:
+    """`kubectl` as `wait_established` calls it: arguments in, stdout out."""
+    return lambda *args: kubectl(kubeconfig, *args).stdout
 
 
 @pytest.fixture(scope="session")
@@ -45,15 +40,14 @@ def monitoring_crds(kubeconfig: Path) -> None:
     kinds = ("servicemonitors", "podmonitors", "prometheusrules")
     files = [require(MONITORING_CRDS / f"monitoring.coreos.com_{kind}.yaml", "monitoring-crds") for kind in kinds]
     kubectl(kubeconfig, "apply", "--server-side", "--force-conflicts", *(f"--filename={f}" for f in files))
-    for kind in kinds:
-        wait_established(kubeconfig, f"{kind}.monitoring.coreos.com")
+    wait_established(_reader(kubeconfig), [f"{kind}.monitoring.coreos.com" for kind in kinds])
 
 
 @pytest.fixture(scope="session")
 def chart_crds(kubeconfig: Path) -> None:
     """The FraudRule CRD exactly as the chart ships it."""
     kubectl(kubeconfig, "apply", "-f", str(CHART / "crds"))
-    wait_established(kubeconfig, "fraudrules.fraudstream.io")
+    wait_established(_reader(kubeconfig), ["fraudrules.fraudstream.io"])
 
 
 @pytest.fixture
