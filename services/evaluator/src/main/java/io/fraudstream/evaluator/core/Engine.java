@@ -54,12 +54,10 @@ public final class Engine {
 
     /** Whether {@code event} passes every filter. */
     boolean passes(StoredEvent event) {
-      List<Object> values = event.values();
-      List<BigDecimal> numbers = event.numbers();
       for (int i = 0; i < filterPositions.length; i++) {
         int position = filterPositions[i];
-        Object value = values.get(position);
-        if (value == Missing.MISSING || !filters.get(i).matchesValue(value, numbers.get(position))) {
+        Object value = event.value(position);
+        if (value == Missing.MISSING || !filters.get(i).matchesValue(value, event.number(position))) {
           return false;
         }
       }
@@ -68,7 +66,7 @@ public final class Engine {
 
     /** What {@code event} adds to the aggregate: one (COUNT), or the amount in its field, null if there is none. */
     BigDecimal value(StoredEvent event) {
-      return valuePosition < 0 ? BigDecimal.ONE : event.amounts().get(valuePosition);
+      return valuePosition < 0 ? BigDecimal.ONE : event.amount(valuePosition);
     }
   }
 

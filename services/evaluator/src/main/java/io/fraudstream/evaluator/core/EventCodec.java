@@ -75,10 +75,9 @@ public final class EventCodec {
     out.varlong(event.partition());
     out.varlong(event.offset());
     out.varlong(event.ruleSeq());
-    out.varint(event.values().size());
-    List<Object> values = event.values();
-    for (int i = 0; i < values.size(); i++) { // indexed: no iterator per stored event
-      out.value(values.get(i));
+    out.varint(event.size());
+    for (int i = 0; i < event.size(); i++) {
+      out.value(event.value(i));
     }
     return out.bytes.toByteArray();
   }
@@ -101,8 +100,7 @@ public final class EventCodec {
         values[i] = in.value();
       }
       in.end();
-      return new StoredEvent(
-          id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, Collections.unmodifiableList(Arrays.asList(values)));
+      return StoredEvent.owning(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values);
     } catch (CorruptStateException exc) {
       throw exc;
     } catch (RuntimeException exc) {

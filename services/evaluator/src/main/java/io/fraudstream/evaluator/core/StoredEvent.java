@@ -4,68 +4,165 @@ import java.math.BigDecimal;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
 
 /**
- * The copy of a transaction a group keeps (port of aggregates.StoredEvent, plus {@code id}).
+ * The copy of a transaction a group keeps (port of aggregates.StoredEvent, plus {@code id}). Immutable; equal when
+ * every component and value is.
  *
- * <p>{@code values} are the transaction's values of the group's projected fields, in the group's field order,
+ * <p>{@link #values()} are the transaction's values of the group's projected fields, in the group's field order,
  * {@link Missing#MISSING} where absent (JSON null is {@code null}). {@code ruleSeq} is the engine's rule sequence
  * number when the event was stored. {@code id} is the group's insertion counter: among equal event times, events are
- * ordered by id. {@code numbers} and {@code amounts} are derived from {@code values} (see the seven-argument constructor).
+ * ordered by id. {@link #number} and {@link #amount} are derived from the values, once, when the event is made: every
+ * rule of the group reads them again and again.
+ *
+ * <p>A cache holds many of these for long (a decoded event is most of a cached window's heap, and each one a young
+ * collection finds alive is copied), so an event is a few flat arrays and no list objects.
  */
-public record StoredEvent(
-    long id,
-    long eventTimeMs,
-    long ingestTsMs,
-    int partition,
-    long offset,
-    long ruleSeq,
-    List<Object> values,
-    List<BigDecimal> numbers,
-    List<BigDecimal> amounts) {
+public final class StoredEvent {
+  private final long id;
+  private final long eventTimeMs;
+  private final long ingestTsMs;
+  private final int partition;
+  private final long offset;
+  private final long ruleSeq;
+  private final Object[] values;
+  /** The values read as numbers ({@link Decimals#asNumber}), null where one is not; null when none is. */
+  private final BigDecimal[] numbers;
+  /** Those numbers that are amounts ({@link Decimals#isAmount}): {@link #numbers} itself when all of them are. */
+  private final BigDecimal[] amounts;
 
-  /**
-   * An event whose {@code numbers} are its values read as numbers ({@link Decimals#asNumber}) and whose {@code
-   * amounts} are those numbers that are amounts ({@link Decimals#isAmount}), null where a value is neither: every
-   * rule of the group reads them again and again, so they are derived once, when the event is made.
-   */
+  /** An event holding a copy of {@code values}. */
   public StoredEvent(
       long id, long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, List<Object> values) {
-    this(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values, numbersOf(values));
+    this(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values.toArray());
+  }
+
+  /** An event that owns {@code values}: the caller must not change the array afterwards. */
+  static StoredEvent owning(
+      long id, long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, Object[] values) {
+    return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values);
   }
 
   private StoredEvent(
-      long id,
-      long eventTimeMs,
-      long ingestTsMs,
-      int partition,
-      long offset,
-      long ruleSeq,
-      List<Object> values,
-      List<BigDecimal> numbers) {
-    this(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values, numbers, amountsOf(numbers));
+      long id, long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, Object[] values) {
+    this.id = id;
+    this.eventTimeMs = eventTimeMs;
+    this.ingestTsMs = ingestTsMs;
+    this.partition = partition;
+    this.offset = offset;
+    this.ruleSeq = ruleSeq;
+    this.values = values;
+    this.numbers = numbersOf(values);
+    this.amounts = amountsOf(numbers);
   }
 
-  private static List<BigDecimal> numbersOf(List<Object> values) {
-    BigDecimal[] numbers = new BigDecimal[values.size()];
+  private static BigDecimal[] numbersOf(Object[] values) {
+    BigDecimal[] numbers = null;
+    for (int i = 0; i < values.length; i++) {
+      BigDecimal number = values[i] == Missing.MISSING ? null : Decimals.asNumber(values[i]);
+      if (number != null) {
+        if (numbers == null) {
+          numbers = new BigDecimal[values.length];
+        }
+        numbers[i] = number;
+      }
+    }
+    return numbers;
+  }
+
+  private static BigDecimal[] amountsOf(BigDecimal[] numbers) {
+    if (numbers == null) {
+      return null;
+    }
+    BigDecimal[] amounts = numbers;
     for (int i = 0; i < numbers.length; i++) {
-      Object value = values.get(i);
-      numbers[i] = value == Missing.MISSING ? null : Decimals.asNumber(value);
+      if (numbers[i] != null && !Decimals.isAmount(numbers[i])) {
+        if (amounts == numbers) {
+          amounts = numbers.clone();
+        }
+        amounts[i] = null;
+      }
     }
-    return Collections.unmodifiableList(Arrays.asList(numbers));
+    return amounts;
   }
 
-  private static List<BigDecimal> amountsOf(List<BigDecimal> numbers) {
-    BigDecimal[] amounts = new BigDecimal[numbers.size()];
-    for (int i = 0; i < amounts.length; i++) {
-      BigDecimal number = numbers.get(i);
-      amounts[i] = number != null && Decimals.isAmount(number) ? number : null;
-    }
-    return Collections.unmodifiableList(Arrays.asList(amounts));
+  public long id() {
+    return id;
+  }
+
+  public long eventTimeMs() {
+    return eventTimeMs;
+  }
+
+  public long ingestTsMs() {
+    return ingestTsMs;
+  }
+
+  public int partition() {
+    return partition;
+  }
+
+  public long offset() {
+    return offset;
+  }
+
+  public long ruleSeq() {
+    return ruleSeq;
+  }
+
+  /** How many projected values the event holds. */
+  public int size() {
+    return values.length;
+  }
+
+  /** The projected value at {@code position}. */
+  public Object value(int position) {
+    return values[position];
+  }
+
+  /** The value at {@code position} read as a number, or null if it is none. */
+  public BigDecimal number(int position) {
+    Objects.checkIndex(position, values.length);
+    return numbers == null ? null : numbers[position];
+  }
+
+  /** The value at {@code position} read as an amount, or null if it is none. */
+  public BigDecimal amount(int position) {
+    Objects.checkIndex(position, values.length);
+    return amounts == null ? null : amounts[position];
+  }
+
+  /** The projected values, as an unmodifiable view. */
+  public List<Object> values() {
+    return Collections.unmodifiableList(Arrays.asList(values));
   }
 
   /** This event with other projected values. */
   public StoredEvent withValues(List<Object> newValues) {
     return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, newValues);
+  }
+
+  @Override
+  public boolean equals(Object other) {
+    return other instanceof StoredEvent that
+        && id == that.id
+        && eventTimeMs == that.eventTimeMs
+        && ingestTsMs == that.ingestTsMs
+        && partition == that.partition
+        && offset == that.offset
+        && ruleSeq == that.ruleSeq
+        && Arrays.equals(values, that.values);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, Arrays.hashCode(values));
+  }
+
+  @Override
+  public String toString() {
+    return "StoredEvent[id=%d, eventTimeMs=%d, ingestTsMs=%d, partition=%d, offset=%d, ruleSeq=%d, values=%s]"
+        .formatted(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, Arrays.toString(values));
   }
 }

@@ -36,7 +36,7 @@ class BucketedWindowTest {
 
   private static WindowSpec spec(WindowSpec.Key key, WindowSpec.Kind kind, long windowMs, List<String> fields) {
     int position = fields.indexOf("amount");
-    return new WindowSpec(key, kind, windowMs, LATENESS_MS, event -> event.amounts().get(position));
+    return new WindowSpec(key, kind, windowMs, LATENESS_MS, event -> event.amount(position));
   }
 
   private static void insert(GroupWindow window, long timeMs, BigDecimal value, long seq) {

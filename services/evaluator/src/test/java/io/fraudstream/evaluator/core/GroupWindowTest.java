@@ -144,7 +144,7 @@ class GroupWindowTest {
   private static GroupWindow oneRule(String slot, WindowSpec.Kind kind, long windowMs, long latenessMs) {
     GroupWindow window = new GroupWindow(FIELDS);
     WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
-    ValueOf amount = event -> event.amounts().get(0);
+    ValueOf amount = event -> event.amount(0);
     window.prepare(FIELDS, Map.of(slot, new WindowSpec(key, kind, windowMs, latenessMs, amount)));
     return window;
   }

@@ -24,7 +24,7 @@ class WindowAggregatorsTest {
   private static final long LATENESS_MS = 1_000;
   private static final List<String> FIELDS = List.of("amount");
   /** A member's value is its amount; an event without one (JSON null here) is not a member. */
-  private static final ValueOf AMOUNT = event -> event.amounts().get(0);
+  private static final ValueOf AMOUNT = event -> event.amount(0);
 
   private record Inserted(long timeMs, BigDecimal value) {}
 

@@ -1,0 +1,62 @@
+package io.fraudstream.evaluator.core;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Measures the heap a cached window holds, for {@link GroupWindow#heapBytes}'s estimates: 20 000 groups of the
+ * benchmark's pair key group (payerId and beneficiaryId) under one SUM rule of 30 days, fed the default profile's
+ * six-field transactions, the heap after full GC at one event a group and again at eleven. Prints the bytes a group
+ * with one event holds and the bytes each further event adds. Not a test: run it by hand, in a JVM with room (e.g.
+ * {@code java -Xms4g -Xmx4g -cp <test classes>:<classes>:<jackson-core jar> io.fraudstream.evaluator.core.HeapPerGroup}).
+ */
+public final class HeapPerGroup {
+  private static final long T0 = 1_700_000_000_000L;
+  private static final int GROUPS = 20_000;
+  private static final int FURTHER_EVENTS = 10;
+
+  private HeapPerGroup() {}
+
+  private static long heapAfterGc() {
+    for (int i = 0; i < 4; i++) {
+      System.gc();
+    }
+    Runtime runtime = Runtime.getRuntime();
+    return runtime.totalMemory() - runtime.freeMemory();
+  }
+
+  private static byte[] transaction(long seq, int pair, long eventTimeMs) {
+    String json =
+        "{\"transactionId\": \"tx-" + seq + "\", \"eventTime\": " + eventTimeMs + ", \"payerId\": \"payer-" + pair
+            + "\", \"beneficiaryId\": \"beneficiary-" + (pair * 7 % 100_000) + "\", \"paymentAmount\": \""
+            + (seq % 5_000) + "." + (seq % 100) + "\", \"paymentType\": \"" + (seq % 2 == 0 ? "CSH" : "CRD") + "\"}";
+    return json.getBytes(StandardCharsets.UTF_8);
+  }
+
+  public static void main(String[] args) throws RejectedRuleMessageException {
+    Engine engine = new Engine(60_000, 300_000);
+    String spec =
+        "{\"groupingKeyNames\": [\"payerId\", \"beneficiaryId\"], \"aggregatorFunctionType\": \"SUM\", "
+            + "\"aggregateFieldName\": \"paymentAmount\", \"limitOperatorType\": \"GREATER\", \"limit\": 1000000000, "
+            + "\"windowMinutes\": 43200}";
+    String rule = "{\"ruleId\": \"ns/sum\", \"generation\": 1, \"uid\": \"uid-sum\", \"spec\": " + spec + "}";
+    engine.onRule("ns/sum", rule.getBytes(StandardCharsets.UTF_8), T0);
+    InMemoryGroupStore store = new InMemoryGroupStore();
+    long empty = heapAfterGc();
+    long oneEvent = 0;
+    long seq = 0;
+    long eventTimeMs = T0;
+    for (int round = 0; round <= FURTHER_EVENTS; round++) {
+      for (int pair = 0; pair < GROUPS; pair++) {
+        engine.onRecord(transaction(seq, pair, eventTimeMs), eventTimeMs, 0, seq++, store, eventTimeMs + 5, k -> true);
+        eventTimeMs++;
+      }
+      if (round == 0) {
+        oneEvent = heapAfterGc();
+      }
+    }
+    long full = heapAfterGc();
+    System.out.printf(
+        "%d groups: %.0f B a group with one event, %.1f B each further event%n",
+        store.size(), (oneEvent - empty) / (double) GROUPS, (full - oneEvent) / (double) GROUPS / FURTHER_EVENTS);
+  }
+}

@@ -1,0 +1,68 @@
+package io.fraudstream.evaluator.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class StoredEventTest {
+  private static StoredEvent event(List<Object> values) {
+    return new StoredEvent(1, 1_000, 2_000, 0, 3, 4, values);
+  }
+
+  @Test
+  void numbersAndAmountsAreTheValuesReadAsTheRulesReadThem() {
+    BigDecimal amount = new BigDecimal("12.50");
+    StoredEvent event =
+        event(
+            Arrays.asList(
+                "acct-1", amount, "7.25", 42L, new BigInteger("3"), new BigDecimal("1E+400"), Missing.MISSING, null, true));
+    assertSame(amount, event.number(1), "a decimal value is its own number");
+    assertSame(amount, event.amount(1));
+    assertEquals(new BigDecimal("7.25"), event.amount(2), "a decimal-literal string is a number");
+    assertEquals(BigDecimal.valueOf(42), event.amount(3));
+    assertEquals(BigDecimal.valueOf(3), event.amount(4));
+    assertEquals(new BigDecimal("1E+400"), event.number(5), "a number beyond the amount bounds");
+    assertNull(event.amount(5), "is not an amount");
+    for (int position : new int[] {0, 6, 7, 8}) {
+      assertNull(event.number(position), "not a number: " + event.value(position));
+      assertNull(event.amount(position));
+    }
+  }
+
+  @Test
+  void anEventWithoutNumbersAnswersNullForEveryPositionAndChecksTheIndex() {
+    StoredEvent event = event(List.of("a", "b"));
+    assertNull(event.number(1));
+    assertNull(event.amount(0));
+    assertThrows(IndexOutOfBoundsException.class, () -> event.number(2));
+    assertThrows(IndexOutOfBoundsException.class, () -> event.amount(-1));
+  }
+
+  @Test
+  void theEventKeepsItsOwnCopyOfTheValuesAndGivesOutAReadOnlyView() {
+    List<Object> values = new ArrayList<>(List.of("a", new BigDecimal("5")));
+    StoredEvent event = event(values);
+    values.set(0, "changed");
+    assertEquals(List.of("a", new BigDecimal("5")), event.values());
+    assertThrows(UnsupportedOperationException.class, () -> event.values().set(0, "x"));
+  }
+
+  @Test
+  void equalityIsByEveryComponentAndValue() {
+    StoredEvent event = event(List.of("a", new BigDecimal("5")));
+    assertEquals(event, event(List.of("a", new BigDecimal("5"))));
+    assertEquals(event.hashCode(), event(List.of("a", new BigDecimal("5"))).hashCode());
+    assertNotEquals(event, event(List.of("a", new BigDecimal("5.0"))), "decimals differ by scale, as in the store");
+    assertNotEquals(event, new StoredEvent(2, 1_000, 2_000, 0, 3, 4, List.of("a", new BigDecimal("5"))));
+    assertEquals(event.withValues(List.of("b")), event(List.of("b")));
+  }
+}
