@@ -23,7 +23,9 @@ final class ExtremeWindow implements WindowAggregator {
   private final long latenessMs;
   private final ValueOf valueOf;
   private final boolean preferLow;
-  private Long maxMs;
+  // The newest member time, unboxed (a box per insertion would be a young object kept alive by a cached window).
+  private boolean empty;
+  private long maxMs;
   private final ArrayDeque<Candidate> settled = new ArrayDeque<>();
   private final ArrayDeque<Candidate> tail = new ArrayDeque<>();
   private long settledEnd;
@@ -34,7 +36,8 @@ final class ExtremeWindow implements WindowAggregator {
     this.latenessMs = latenessMs;
     this.valueOf = valueOf;
     this.preferLow = preferLow;
-    this.maxMs = maxEventTimeMs;
+    this.empty = maxEventTimeMs == null;
+    this.maxMs = empty ? 0 : maxEventTimeMs;
     long end = log.endIndex();
     if (maxEventTimeMs == null) {
       settledEnd = end;
@@ -98,8 +101,9 @@ final class ExtremeWindow implements WindowAggregator {
   @Override
   public void onInsert(EventLog log, long index) {
     long eventTimeMs = log.timeAt(index);
-    if (maxMs == null || eventTimeMs >= maxMs) {
+    if (empty || eventTimeMs >= maxMs) {
       maxMs = eventTimeMs;
+      empty = false;
       long settledMs = eventTimeMs - latenessMs;
       long lowMs = eventTimeMs - windowMs;
       while (log.timeAt(settledEnd) < settledMs) {
@@ -160,7 +164,7 @@ final class ExtremeWindow implements WindowAggregator {
 
   @Override
   public WindowAggregate query(EventLog log, long eventTimeMs) {
-    if (maxMs == null) {
+    if (empty) {
       throw new IllegalStateException("query before any insertion");
     }
     BigDecimal best = settled.isEmpty() ? null : settled.peekFirst().value();

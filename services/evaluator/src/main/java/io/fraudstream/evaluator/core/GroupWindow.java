@@ -75,9 +75,13 @@ public final class GroupWindow implements EventLog {
   private final List<Long> pagedIn = new ArrayList<>(); // absolute indices read back since the last page-out
   private int head; // events[:head] are evicted, awaiting compaction
   private long base; // absolute index of events[0]
-  private Long maxMs;
-  private Long maxIngestMs;
-  private Long floorMs;
+  // Unboxed, each with a flag for "none yet": a box per insertion would be a young object a cached window keeps alive.
+  private boolean hasMax;
+  private long maxMs;
+  private boolean hasMaxIngest;
+  private long maxIngestMs;
+  private boolean hasFloor;
+  private long floorMs;
   private long nextEventId;
   private final Map<String, Map.Entry<WindowSpec, WindowAggregator>> aggregators = new LinkedHashMap<>();
   // The arguments of the last prepare (by identity): the engine passes the same ones until a rule changes.
@@ -146,9 +150,12 @@ public final class GroupWindow implements EventLog {
       window.ids[i] = window.events.get(i).id();
     }
     window.decoded = window.events.size();
-    window.maxMs = maxEventTimeMs;
-    window.maxIngestMs = maxIngestTsMs;
-    window.floorMs = floorMs;
+    window.hasMax = maxEventTimeMs != null;
+    window.maxMs = window.hasMax ? maxEventTimeMs : 0;
+    window.hasMaxIngest = maxIngestTsMs != null;
+    window.maxIngestMs = window.hasMaxIngest ? maxIngestTsMs : 0;
+    window.hasFloor = floorMs != null;
+    window.floorMs = window.hasFloor ? floorMs : 0;
     window.nextEventId = nextEventId;
     window.journalFromId = nextEventId;
     return window;
@@ -159,16 +166,16 @@ public final class GroupWindow implements EventLog {
   }
 
   public Long maxEventTimeMs() {
-    return maxMs;
+    return hasMax ? maxMs : null;
   }
 
   /** The largest ingestion timestamp of the events ever stored; null before the first. */
   public Long maxIngestTsMs() {
-    return maxIngestMs;
+    return hasMaxIngest ? maxIngestMs : null;
   }
 
   public Long floorMs() {
-    return floorMs;
+    return hasFloor ? floorMs : null;
   }
 
   /** The id the next inserted event gets (ids start at 0 and only grow). */
@@ -237,7 +244,7 @@ public final class GroupWindow implements EventLog {
     for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
       tailMs = Math.max(tailMs, aggregator.getKey().latenessMs);
     }
-    long newTailStart = maxMs == null ? endIndex() : Math.max(tailStart, indexAtOrAfter(maxMs - tailMs));
+    long newTailStart = !hasMax ? endIndex() : Math.max(tailStart, indexAtOrAfter(maxMs - tailMs));
     for (long index = Math.max(tailStart, base + head); index < newTailStart; index++) {
       dropUnlessNear(index, cursors);
     }
@@ -419,7 +426,7 @@ public final class GroupWindow implements EventLog {
       }
       WindowAggregator aggregator;
       if (spec.precisionMs() == null) {
-        aggregator = spec.build(this, maxMs);
+        aggregator = spec.build(this, maxEventTimeMs());
       } else {
         TreeMap<Long, Bucket> restored =
             restoredBuckets.isEmpty() ? null : restoredBuckets.remove(BucketsOf.of(spec.key));
@@ -457,9 +464,10 @@ public final class GroupWindow implements EventLog {
   StoredEvent insert(long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, List<Object> values) {
     StoredEvent event = new StoredEvent(nextEventId++, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values);
     int position;
-    if (maxMs == null || eventTimeMs >= maxMs) {
+    if (!hasMax || eventTimeMs >= maxMs) {
       position = events.size();
       maxMs = eventTimeMs;
+      hasMax = true;
     } else {
       position = bisect(eventTimeMs, true);
     }
@@ -473,8 +481,9 @@ public final class GroupWindow implements EventLog {
     ids[position] = event.id();
     events.add(position, event);
     decoded++;
-    if (maxIngestMs == null || ingestTsMs > maxIngestMs) {
+    if (!hasMaxIngest || ingestTsMs > maxIngestMs) {
       maxIngestMs = ingestTsMs;
+      hasMaxIngest = true;
     }
     journal.add(event);
     liveIds.add(event.id());
@@ -499,7 +508,7 @@ public final class GroupWindow implements EventLog {
    * maxEventTimeMs - (its window + lateness)} on.
    */
   void setFloor(long newFloorMs) {
-    if (maxMs != null) {
+    if (hasMax) {
       for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
         if (aggregator.getValue() instanceof BucketedWindow buckets) {
           WindowSpec spec = aggregator.getKey();
@@ -508,6 +517,7 @@ public final class GroupWindow implements EventLog {
       }
     }
     floorMs = newFloorMs;
+    hasFloor = true;
     // Also when the floor stays: an event below it may have been inserted since (not late for a bucketed rule).
     int h = head;
     boolean unwritten = false;

@@ -9,7 +9,9 @@ import java.math.BigDecimal;
 final class SumCountWindow implements WindowAggregator {
   private final long windowMs;
   private final ValueOf valueOf;
-  private Long maxMs;
+  // The newest member time, unboxed (a box per insertion would be a young object kept alive by a cached window).
+  private boolean empty;
+  private long maxMs;
   private BigDecimal total = BigDecimal.ZERO;
   private long count;
   private long front;
@@ -17,7 +19,8 @@ final class SumCountWindow implements WindowAggregator {
   SumCountWindow(EventLog log, Long maxEventTimeMs, long windowMs, ValueOf valueOf) {
     this.windowMs = windowMs;
     this.valueOf = valueOf;
-    this.maxMs = maxEventTimeMs;
+    this.empty = maxEventTimeMs == null;
+    this.maxMs = empty ? 0 : maxEventTimeMs;
     long end = log.endIndex();
     front = maxEventTimeMs == null ? end : log.indexAtOrAfter(maxEventTimeMs - windowMs);
     for (long index = front; index < end; index++) {
@@ -36,9 +39,10 @@ final class SumCountWindow implements WindowAggregator {
   @Override
   public void onInsert(EventLog log, long index) {
     long eventTimeMs = log.timeAt(index);
-    if (maxMs == null || eventTimeMs >= maxMs) {
+    if (empty || eventTimeMs >= maxMs) {
       add(log, index, 1);
       maxMs = eventTimeMs;
+      empty = false;
       long lowMs = eventTimeMs - windowMs;
       while (log.timeAt(front) < lowMs) {
         add(log, front, -1);
@@ -58,7 +62,7 @@ final class SumCountWindow implements WindowAggregator {
 
   @Override
   public WindowAggregate query(EventLog log, long eventTimeMs) {
-    if (maxMs == null) {
+    if (empty) {
       throw new IllegalStateException("query before any insertion");
     }
     if (eventTimeMs >= maxMs) {
