@@ -1,9 +1,6 @@
 package io.fraudstream.evaluator.core;
 
 import java.math.BigDecimal;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.function.LongPredicate;
 
 /**
@@ -17,8 +14,6 @@ import java.util.function.LongPredicate;
  * scans the window (the costs are Python's twin's, aggregates.py).
  */
 final class ExtremeWindow implements WindowAggregator {
-  private record Candidate(long timeMs, BigDecimal value) {}
-
   private final long windowMs;
   private final long latenessMs;
   private final ValueOf valueOf;
@@ -26,8 +21,8 @@ final class ExtremeWindow implements WindowAggregator {
   // The newest member time, unboxed (a box per insertion would be a young object kept alive by a cached window).
   private boolean empty;
   private long maxMs;
-  private final ArrayDeque<Candidate> settled = new ArrayDeque<>();
-  private final ArrayDeque<Candidate> tail = new ArrayDeque<>();
+  private final CandidateDeque settled = new CandidateDeque();
+  private final CandidateDeque tail = new CandidateDeque();
   private long settledEnd;
 
   ExtremeWindow(
@@ -63,38 +58,40 @@ final class ExtremeWindow implements WindowAggregator {
    * Whether a member of {@code value} makes an earlier candidate of {@code earlier} redundant: when it beats it, and
    * in the settled deque also when it equals it (the tail keeps the earliest of equal values).
    */
-  private boolean displaces(ArrayDeque<Candidate> candidates, BigDecimal value, BigDecimal earlier) {
+  private boolean displaces(CandidateDeque candidates, BigDecimal value, BigDecimal earlier) {
     return candidates == tail ? beats(value, earlier) : !beats(earlier, value);
   }
 
-  private void push(ArrayDeque<Candidate> candidates, EventLog log, long index) {
+  private void push(CandidateDeque candidates, EventLog log, long index) {
     BigDecimal value = valueOf.of(log.eventAt(index));
     if (value == null) {
       return;
     }
-    while (!candidates.isEmpty() && displaces(candidates, value, candidates.peekLast().value())) {
-      candidates.pollLast();
+    while (!candidates.isEmpty() && displaces(candidates, value, candidates.lastValue())) {
+      candidates.removeLast();
     }
-    candidates.addLast(new Candidate(log.timeAt(index), value));
+    candidates.addLast(log.timeAt(index), value);
   }
 
   /**
    * Adds an out-of-order member: a candidate unless the next later candidate displaces it; a candidate drops the
    * earlier ones it displaces.
    */
-  private void insertBetween(ArrayDeque<Candidate> candidates, long eventTimeMs, BigDecimal value) {
-    List<Candidate> later = new ArrayList<>();
-    while (!candidates.isEmpty() && candidates.peekLast().timeMs() > eventTimeMs) {
-      later.add(candidates.pollLast());
+  private void insertBetween(CandidateDeque candidates, long eventTimeMs, BigDecimal value) {
+    CandidateDeque later = new CandidateDeque(); // the later candidates, latest first: its last is the next later one
+    while (!candidates.isEmpty() && candidates.lastTime() > eventTimeMs) {
+      later.addLast(candidates.lastTime(), candidates.lastValue());
+      candidates.removeLast();
     }
-    if (later.isEmpty() || !displaces(candidates, later.get(later.size() - 1).value(), value)) {
-      while (!candidates.isEmpty() && displaces(candidates, value, candidates.peekLast().value())) {
-        candidates.pollLast();
+    if (later.isEmpty() || !displaces(candidates, later.lastValue(), value)) {
+      while (!candidates.isEmpty() && displaces(candidates, value, candidates.lastValue())) {
+        candidates.removeLast();
       }
-      candidates.addLast(new Candidate(eventTimeMs, value));
+      candidates.addLast(eventTimeMs, value);
     }
-    for (int i = later.size() - 1; i >= 0; i--) {
-      candidates.addLast(later.get(i));
+    while (!later.isEmpty()) {
+      candidates.addLast(later.lastTime(), later.lastValue());
+      later.removeLast();
     }
   }
 
@@ -112,12 +109,12 @@ final class ExtremeWindow implements WindowAggregator {
         }
         settledEnd++;
       }
-      while (!settled.isEmpty() && settled.peekFirst().timeMs() < lowMs) {
-        settled.pollFirst();
+      while (!settled.isEmpty() && settled.firstTime() < lowMs) {
+        settled.removeFirst();
       }
       long tailLowMs = Math.max(lowMs, settledMs);
-      while (!tail.isEmpty() && tail.peekFirst().timeMs() < tailLowMs) {
-        tail.pollFirst();
+      while (!tail.isEmpty() && tail.firstTime() < tailLowMs) {
+        tail.removeFirst();
       }
       push(tail, log, index);
     } else {
@@ -167,9 +164,9 @@ final class ExtremeWindow implements WindowAggregator {
     if (empty) {
       throw new IllegalStateException("query before any insertion");
     }
-    BigDecimal best = settled.isEmpty() ? null : settled.peekFirst().value();
+    BigDecimal best = settled.isEmpty() ? null : settled.firstValue();
     if (eventTimeMs >= maxMs) {
-      return new WindowAggregate(BigDecimal.ZERO, 0, best(best, tail.isEmpty() ? null : tail.peekFirst().value()));
+      return new WindowAggregate(BigDecimal.ZERO, 0, best(best, tail.isEmpty() ? null : tail.firstValue()));
     }
     long lowMs = eventTimeMs - windowMs;
     if (eventTimeMs < maxMs - latenessMs) { // deep in the past: the deques do not cover [t - w, t]
@@ -186,8 +183,8 @@ final class ExtremeWindow implements WindowAggregator {
     best = scan(log, best, lowMs, time -> time >= stopMs);
     long tailStopMs = Math.min(tailStartMs, eventTimeMs + 1);
     best = scan(log, best, Math.max(lowMs, settledMs), time -> time >= tailStopMs);
-    if (!tail.isEmpty() && tail.peekFirst().timeMs() <= eventTimeMs) {
-      return new WindowAggregate(BigDecimal.ZERO, 0, best(best, tail.peekFirst().value()));
+    if (!tail.isEmpty() && tail.firstTime() <= eventTimeMs) {
+      return new WindowAggregate(BigDecimal.ZERO, 0, best(best, tail.firstValue()));
     }
     best = scan(log, best, tailStartMs, time -> time > eventTimeMs);
     return new WindowAggregate(BigDecimal.ZERO, 0, best);

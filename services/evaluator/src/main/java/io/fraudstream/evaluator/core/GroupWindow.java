@@ -53,9 +53,9 @@ public final class GroupWindow implements EventLog {
    * share of the cache's maps; each rule's aggregator; a live event's index (time, id, slot and live-id heap entry,
    * with the arrays' growth room); a decoded event with its projected values and its share of the MIN/MAX deques; a
    * bucket of a bucketed rule. A MIN/MAX deque entry beyond that share ({@link WindowAggregator#heldValues}; the
-   * measurement's random amounts kept few) is estimated, not measured: the entry (24 B), its deque slot and the value
-   * it keeps alive once its event is paged out. Each further event measured ~190 B (359 B before {@link StoredEvent}
-   * dropped its list objects), of which the index's 30.
+   * measurement's random amounts kept few) is estimated, not measured: its time and value slots in the deque's buffers
+   * (12 B), their growth room, and the value it keeps alive once its event is paged out. Each further event measured
+   * ~190 B (359 B before {@link StoredEvent} dropped its list objects), of which the index's 30.
    */
   static final long WINDOW_BYTES = 1_000;
 
