@@ -369,7 +369,7 @@ public final class Engine {
               tx.partition(),
               tx.offset(),
               ruleSeq,
-              Collections.unmodifiableList(java.util.Arrays.asList(values)));
+              values);
       // The event holds the transaction's fields as the key group's rules read them (its grouping fields are
       // there: the transaction has a group key).
       for (ActiveRule active : plan.active()) {

@@ -399,7 +399,7 @@ public final class GroupWindow implements EventLog {
         for (int j = 0; j < picks.length; j++) {
           values[j] = picks[j] < 0 ? Missing.MISSING : event.value(picks[j]);
         }
-        events.set(i, event.withValues(Collections.unmodifiableList(Arrays.asList(values))));
+        events.set(i, event.withValues(values));
       }
       journal.clear(); // every live event is rewritten after a reprojection
       fieldNames = List.copyOf(newFieldNames);
@@ -460,9 +460,12 @@ public final class GroupWindow implements EventLog {
     return true;
   }
 
-  /** Store an event (at or above the horizon) under the next id, and tell every aggregator. */
-  StoredEvent insert(long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, List<Object> values) {
-    StoredEvent event = new StoredEvent(nextEventId++, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values);
+  /**
+   * Store an event (at or above the horizon) under the next id, and tell every aggregator. The event owns {@code
+   * values}: the caller must not change the array afterwards.
+   */
+  StoredEvent insert(long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, Object[] values) {
+    StoredEvent event = StoredEvent.owning(nextEventId++, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values);
     int position;
     if (!hasMax || eventTimeMs >= maxMs) {
       position = events.size();

@@ -138,8 +138,8 @@ public final class StoredEvent {
     return Collections.unmodifiableList(Arrays.asList(values));
   }
 
-  /** This event with other projected values. */
-  public StoredEvent withValues(List<Object> newValues) {
+  /** This event with other projected values, which it owns: the caller must not change the array afterwards. */
+  StoredEvent withValues(Object[] newValues) {
     return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, newValues);
   }
 

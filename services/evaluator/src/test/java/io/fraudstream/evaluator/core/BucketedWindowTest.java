@@ -44,7 +44,7 @@ class BucketedWindowTest {
     for (String field : window.fieldNames()) {
       values.add(field.equals("amount") ? value : Missing.MISSING);
     }
-    window.insert(timeMs, seq, 0, seq, 1, values);
+    window.insert(timeMs, seq, 0, seq, 1, values.toArray());
   }
 
   /** The brute force: every member inserted whose bucket is in the query's range and not behind the retention. */

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.math.BigDecimal;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,7 +16,7 @@ class GroupWindowTest {
   private static final List<String> FIELDS = List.of("amount");
 
   private static StoredEvent insert(GroupWindow window, long timeMs, long ingestTsMs, Object... values) {
-    return window.insert(timeMs, ingestTsMs, 0, ingestTsMs, 1, Arrays.asList(values));
+    return window.insert(timeMs, ingestTsMs, 0, ingestTsMs, 1, values);
   }
 
   private static List<Long> times(GroupWindow window) {

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -42,7 +41,7 @@ class WindowAggregatorsTest {
 
     /** Inserts as the engine does; returns the aggregate the rule sees for the inserted event. */
     WindowAggregate insert(long timeMs, BigDecimal value) {
-      window.insert(timeMs, ++ingestTsMs, 0, ingestTsMs, 1, Arrays.asList((Object) value));
+      window.insert(timeMs, ++ingestTsMs, 0, ingestTsMs, 1, new Object[] {value});
       inserted.add(new Inserted(timeMs, value));
       WindowAggregate aggregate = window.aggregate("rule", timeMs);
       return aggregate;
@@ -184,7 +183,7 @@ class WindowAggregatorsTest {
         GroupWindow.restore(
             FIELDS, window.events(), window.maxEventTimeMs(), window.floorMs(), window.nextEventId(), 0L, Map.of());
     restored.prepare(FIELDS, specs(kind));
-    restored.insert(11_000, 99, 0, 99, 1, Arrays.asList((Object) amount(3)));
+    restored.insert(11_000, 99, 0, 99, 1, new Object[] {amount(3)});
     WindowAggregate expected = live.insert(11_000, amount(3));
     assertAggregate(expected, restored.aggregate("rule", 11_000), "restored");
   }
@@ -211,10 +210,10 @@ class WindowAggregatorsTest {
     BigDecimal extreme = amount(kind == WindowSpec.Kind.MIN ? 0 : 1_000);
     for (int i = 0; i < 1_000; i++) {
       BigDecimal value = i % 10 == 9 ? extreme : amount(500 + i % 7);
-      window.insert(10_000 + 50L * i, i, 0, i, 1, Arrays.asList((Object) value));
+      window.insert(10_000 + 50L * i, i, 0, i, 1, new Object[] {value});
     }
     long newest = 10_000 + 50L * 999;
-    window.insert(newest - 5, 1_000, 0, 1_000, 1, Arrays.asList((Object) amount(600)));
+    window.insert(newest - 5, 1_000, 0, 1_000, 1, new Object[] {amount(600)});
     reads[0] = 0;
     assertEquals(0, extreme.compareTo(window.aggregate("rule", newest - 5).extreme()));
     assertEquals(0, reads[0]);
