@@ -45,6 +45,8 @@ SKIPPING_MOST_RATIO = 0.5
 
 LATE = 'outcome="late"'
 EVALUATED = 'outcome="evaluated"'
+CACHED = 'result="cached"'
+EXISTING = 'result=~"cached|loaded"'
 
 FULL_WIDTH = 24
 ROW_HEIGHT = 8
@@ -339,6 +341,25 @@ def panels() -> list[timeseries.Panel | stat.Panel]:
                 Query("memory", f"sum({series('fraud_state_memory_used_bytes')})"),
             ],
             by_name=[right_axis("memory", "bytes")],
+        ),
+        graph(
+            16,
+            "Window cache",
+            "The evaluator's cache of decoded group windows: its estimated heap and its budget (all buckets), and "
+            "the share of reads of existing groups it served (right axis); the rest were read back from the state "
+            "store. A share falling while the bytes sit at the budget means the working set outgrew the cache: "
+            "raise the chart's detector.stateCacheMb or the heap.",
+            "bytes",
+            [
+                Query("cached", f"sum({series('fraud_window_cache_bytes')})"),
+                Query("budget", f"sum({series('fraud_window_cache_budget_bytes')})"),
+                Query(
+                    "hit ratio",
+                    f"sum({rate('fraud_window_cache_reads_total', CACHED)}) / "
+                    f"sum({rate('fraud_window_cache_reads_total', EXISTING)})",
+                ),
+            ],
+            by_name=[right_axis("hit ratio", "percentunit")],
         ),
         graph(
             14,

@@ -344,6 +344,8 @@ Integers go through int64: numbers from values files are floats to Helm, which p
   value: {{ $d.reorderWaitMs | int64 | quote }}
 - name: DETECTOR_ROUTE_TRANSACTIONS
   value: {{ ternary "on" "off" $d.routeTransactions | quote }}
+- name: DETECTOR_STATE_CACHE_MB
+  value: {{ $d.stateCacheMb | int64 | quote }}
 - name: DETECTOR_LIVENESS_TIMEOUT_S
   value: {{ $d.livenessTimeoutSeconds | int64 | quote }}
 - name: DETECTOR_STARTING_OFFSETS

@@ -77,6 +77,10 @@ def test_latency_panel_has_p50_p95_p99_with_300_and_500_ms_lines() -> None:
         ("skip ratio", ["fraud_rule_skipped_total", "fraud_rule_applied_total", "by (rule_id)"]),
         ("rejected rule messages", ["fraud_rule_messages_rejected_total", "by (reason)"]),
         ("out-of-order", ["fraud_out_of_order_total", 'outcome="evaluated"']),
+        (
+            "window cache",
+            ["fraud_window_cache_bytes", "fraud_window_cache_budget_bytes", "fraud_window_cache_reads_total"],
+        ),
     ],
 )
 def test_panel_shows(title_part: str, metrics: list[str]) -> None:

@@ -84,6 +84,7 @@ def test_required_kafka_bootstrap_is_named_in_the_error() -> None:
         ("detector.futureSkewMs=-1", "detector/futureSkewMs"),
         ("detector.reorderWaitMs=-1", "detector/reorderWaitMs"),
         ("detector.routeTransactions=maybe", "detector/routeTransactions"),
+        ("detector.stateCacheMb=-1", "detector/stateCacheMb"),
         ("detector.livenessTimeoutSeconds=0", "detector/livenessTimeoutSeconds"),
         ("detector.startupTimeoutSeconds=5", "detector/startupTimeoutSeconds"),
         ("detector.checkpoint.directory=../elsewhere", "detector/checkpoint/directory"),
@@ -415,11 +416,14 @@ def test_the_detector_gets_no_setting_of_the_retired_python_evaluator(m: Mode) -
 
 @pytest.mark.parametrize("name", ["default", "executors", "spark-application"])
 def test_real_time_mode_settings_reach_the_driver_wherever_the_tasks_run(name: str) -> None:
-    """The checkpoint interval and the reorder wait apply with a local master and with executor pods alike."""
+    """The checkpoint interval, the reorder wait and the window cache's size apply with a local master and with
+    executor pods alike (the driver hands them to the evaluator's tasks)."""
     args = ["--set", "detector.checkpointInterval=10 seconds", "--set", "detector.reorderWaitMs=100"]
+    args += ["--set", "detector.stateCacheMb=512"]
     env = _env(_driver_container(render(mode(name), extra_args=args)))
     assert env["DETECTOR_CHECKPOINT_INTERVAL"] == "10 seconds"
     assert env["DETECTOR_REORDER_WAIT_MS"] == "100"
+    assert env["DETECTOR_STATE_CACHE_MB"] == "512"
     assert env["DETECTOR_ROUTE_TRANSACTIONS"] == "on"
     off = render(mode(name), extra_args=["--set", "detector.routeTransactions=false"])
     assert _env(_driver_container(off))["DETECTOR_ROUTE_TRANSACTIONS"] == "off"

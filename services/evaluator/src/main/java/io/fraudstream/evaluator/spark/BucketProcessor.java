@@ -270,6 +270,7 @@ public final class BucketProcessor extends StatefulProcessor<String, Row, Row> {
     metrics.transactions("future", future);
     metrics.recordsProcessed(processed);
     metrics.bucketTransactions(bucket, transactions);
+    metrics.windowCache(bucket, groups.activity(), state.cachedBytes(), state.budgetBytes());
     if (rulesReporter) {
       metrics.activeRules(engine.activeRuleCount());
     }

@@ -70,6 +70,12 @@ final class BucketState {
   private final LinkedHashMap<String, Cached> windows = new LinkedHashMap<>(1024, 0.75f, true);
   private long cachedBytes;
 
+  /**
+   * What one call's reads of group windows found (in the cache, read back from the store, or in neither: a new
+   * group) and how many windows its flush dropped from the cache: the cache's metrics.
+   */
+  record CacheActivity(long cached, long loaded, long absent, long evicted) {}
+
   /** A cached window and its heap estimate ({@link GroupWindow#heapBytes}) when it was last weighed. */
   private static final class Cached {
     final GroupWindow window;
@@ -199,6 +205,10 @@ final class BucketState {
     private final GroupRows rows;
     private final Map<String, GroupWindow> dirty = new LinkedHashMap<>();
     private final Set<String> used = new HashSet<>();
+    private long cachedReads;
+    private long loadedReads;
+    private long absentReads;
+    private long evicted;
 
     Groups(BucketStore store) {
       this.store = store;
@@ -211,12 +221,16 @@ final class BucketState {
       used.add(groupKey);
       Cached cached = windows.get(groupKey);
       if (cached != null) {
+        cachedReads++;
         cached.window.attachPager(rows.pager(groupKey)); // this task's store
         return cached.window;
       }
       GroupWindow window = rows.load(groupKey);
       if (window != null) {
+        loadedReads++;
         cache(groupKey, window);
+      } else {
+        absentReads++;
       }
       return window;
     }
@@ -269,17 +283,23 @@ final class BucketState {
           weigh(cached);
         }
       }
-      int budgetShare = Math.max(1, CACHES.size());
+      long budget = budgetBytes();
       // Access order puts the groups this call used last: eviction stops at the first of them.
       java.util.Iterator<Map.Entry<String, Cached>> eldest = windows.entrySet().iterator();
-      while (cachedBytes > cacheBytes / budgetShare && eldest.hasNext()) {
+      while (cachedBytes > budget && eldest.hasNext()) {
         Map.Entry<String, Cached> entry = eldest.next();
         if (used.contains(entry.getKey())) {
           break;
         }
         eldest.remove();
         cachedBytes -= entry.getValue().bytes;
+        evicted++;
       }
+    }
+
+    /** This call's reads and evictions so far. */
+    CacheActivity activity() {
+      return new CacheActivity(cachedReads, loadedReads, absentReads, evicted);
     }
 
     /**
@@ -367,5 +387,10 @@ final class BucketState {
   /** The heap the cached windows hold by their estimate ({@link GroupWindow#heapBytes}). */
   long cachedBytes() {
     return cachedBytes;
+  }
+
+  /** This bucket's share of the JVM's cache budget: the budget split evenly over the buckets cached here. */
+  long budgetBytes() {
+    return cacheBytes / Math.max(1, CACHES.size());
   }
 }

@@ -90,6 +90,24 @@ public final class EvaluatorMetrics {
           "fraud_bucket_transactions",
           "Transactions each bucket received: with routing, those with a group it owns or that it reports",
           "bucket");
+  private final Counter cacheReads =
+      counter(
+          "fraud_window_cache_reads",
+          "Group windows the evaluator read, by where it found them: its cache (cached), the state store (loaded), or"
+              + " neither (absent: a new group)",
+          "result");
+  // The data points of `cacheReads`, looked up once: windowCache runs once per task call.
+  private final CounterDataPoint cachedReads = cacheReads.labelValues("cached");
+  private final CounterDataPoint loadedReads = cacheReads.labelValues("loaded");
+  private final CounterDataPoint absentReads = cacheReads.labelValues("absent");
+  private final Counter cacheEvictions =
+      counter(
+          "fraud_window_cache_evictions",
+          "Group windows dropped from the cache to keep it within its budget (the state store keeps them)");
+  private final Gauge cacheBytes =
+      gauge("fraud_window_cache_bytes", "The estimated heap of the windows each bucket caches in this JVM", "bucket");
+  private final Gauge cacheBudget =
+      gauge("fraud_window_cache_budget_bytes", "Each bucket's share of this JVM's window cache budget", "bucket");
   private final Counter inputRows = counter("fraud_input_rows", "Kafka records read (transactions and rule messages)");
   private final Gauge activeRules = gauge("fraud_active_rules", "ACTIVE rules in the detector's rule set");
   private final Gauge routing =
@@ -233,6 +251,17 @@ public final class EvaluatorMetrics {
 
   void activeRules(int count) {
     activeRules.set(count);
+  }
+
+  /** After one call of bucket {@code bucket}: what its reads found and its flush evicted, and the cache's size. */
+  void windowCache(int bucket, BucketState.CacheActivity activity, long bytes, long budgetBytes) {
+    cachedReads.inc(activity.cached());
+    loadedReads.inc(activity.loaded());
+    absentReads.inc(activity.absent());
+    cacheEvictions.inc(activity.evicted());
+    String label = Integer.toString(bucket);
+    cacheBytes.labelValues(label).set(bytes);
+    cacheBudget.labelValues(label).set(budgetBytes);
   }
 
   void recordsProcessed(long count) {

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.apache.spark.sql.Row;
 import org.junit.jupiter.api.AfterEach;
@@ -113,6 +114,12 @@ class BucketProcessorTest {
     assertEquals(5, EvaluatorMetrics.of(instance).recordsProcessed());
     assertEquals(1.0, metrics.of("fraud_active_rules"));
     assertEquals(Map.of("0", 3.0), metrics.by("fraud_evaluated_offset", "partition"), "the last offset evaluated");
+    assertEquals(
+        Map.of("absent", 2.0, "cached", 2.0),
+        metrics.by("fraud_window_cache_reads", "result"),
+        "each bucket's group new at its first transaction, cached at its second");
+    assertEquals(
+        Set.of("0", "1"), metrics.by("fraud_window_cache_bytes", "bucket").keySet(), "each bucket caches its group");
   }
 
   @Test

@@ -426,6 +426,30 @@ class BucketStateTest {
     assertEquals(List.of(T0, T0 + 1_000), reloaded.events().stream().map(StoredEvent::eventTimeMs).toList());
   }
 
+  /** What one call's reads found and its flush evicted, evaluating {@code payerId}'s transactions at {@code times}. */
+  private BucketState.CacheActivity activityOf(BucketState state, String payerId, long... eventTimesMs) {
+    AtomicReference<BucketState.CacheActivity> activity = new AtomicReference<>();
+    probe.run(
+        tester,
+        0,
+        h -> {
+          BucketState.Groups groups = state.new Groups(h);
+          evaluateIn(groups, state, payerId, eventTimesMs);
+          activity.set(groups.activity());
+        });
+    return activity.get();
+  }
+
+  @Test
+  void aCallCountsWhereItsReadsFoundTheWindowsAndWhatItsFlushEvicted() {
+    BucketState state = claim(1); // a budget of a byte: the flush keeps only the groups of its own call
+    addCountRule(state.engine(), 60);
+    assertEquals(new BucketState.CacheActivity(1, 0, 1, 0), activityOf(state, "p1", T0, T0 + 1_000), "new, then cached");
+    assertEquals(new BucketState.CacheActivity(0, 0, 1, 1), activityOf(state, "p2", T0 + 2_000), "p1 evicted");
+    assertEquals(new BucketState.CacheActivity(0, 1, 0, 1), activityOf(state, "p1", T0 + 3_000), "p1 read back");
+    assertTrue(state.budgetBytes() <= 1, "the budget split over the buckets cached in this JVM");
+  }
+
   @Test
   void eventsPagedOutInOneTaskAreReadBackThroughTheNextTasksStore() {
     BucketState state = claim();
