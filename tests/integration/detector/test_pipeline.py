@@ -116,6 +116,12 @@ def test_alerts_equal_the_oracle_through_rule_update_pause_delete_and_new_rule(
     assert len(expected) >= 8, f"the script is meant to raise alerts of several rules: {expected}"
     assert {rule for rule, _, _ in expected} >= {"ns/sum", "ns/count", "ns/avg", "ns/max", "ns/min", "ns/bucketed"}
     assert alert_keys(got) == expected
+    reads = {
+        dict(labels)["result"]: value
+        for (name, labels), value in evaluator_samples(spark, config).items()
+        if name == "fraud_window_cache_reads_total"
+    }
+    assert reads["absent"] > 0 and reads["cached"] > 0, f"groups begun, then read from the window cache: {reads}"
 
 
 def bucket_transactions(spark: Any, config: DetectorConfig) -> dict[str, float]:
