@@ -198,6 +198,11 @@ def evaluator_samples(spark: Any, config: DetectorConfig) -> Samples:
     return _add_samples({}, metrics.exposition())
 
 
+def by_label(samples: Samples, name: str, label: str) -> dict[str, float]:
+    """Metric `name`'s samples keyed by the value of their label `label`."""
+    return {dict(labels)[label]: value for (n, labels), value in samples.items() if n == name}
+
+
 def sample(endpoints: DetectorEndpoints, name: str, **labels: str) -> float:
     """One sample's value (0 when the detector does not serve it yet)."""
     return scrape(endpoints).get((name, frozenset(labels.items())), 0.0)

@@ -20,7 +20,14 @@ from fraudstream_rules.engine import group_key
 from fraudstream_rules.exceptions import InvalidTransactionError
 from fraudstream_rules.model import parse_rule_message
 from fraudstream_rules.transactions import parse_transaction
-from tests.integration.detector.harness import Produced, Script, detector_config, evaluator_samples, running_detector
+from tests.integration.detector.harness import (
+    Produced,
+    Script,
+    by_label,
+    detector_config,
+    evaluator_samples,
+    running_detector,
+)
 from tests.kafka_helpers import consume_until
 from tests.unit.rules import oracle
 from tests.unit.rules.jvm_engine import java_reporter
@@ -116,22 +123,13 @@ def test_alerts_equal_the_oracle_through_rule_update_pause_delete_and_new_rule(
     assert len(expected) >= 8, f"the script is meant to raise alerts of several rules: {expected}"
     assert {rule for rule, _, _ in expected} >= {"ns/sum", "ns/count", "ns/avg", "ns/max", "ns/min", "ns/bucketed"}
     assert alert_keys(got) == expected
-    reads = {
-        dict(labels)["result"]: value
-        for (name, labels), value in evaluator_samples(spark, config).items()
-        if name == "fraud_window_cache_reads_total"
-    }
+    reads = by_label(evaluator_samples(spark, config), "fraud_window_cache_reads_total", "result")
     assert reads["absent"] > 0 and reads["cached"] > 0, f"groups begun, then read from the window cache: {reads}"
 
 
 def bucket_transactions(spark: Any, config: DetectorConfig) -> dict[str, float]:
     """fraud_bucket_transactions_total by bucket."""
-    samples = evaluator_samples(spark, config)
-    return {
-        dict(labels)["bucket"]: value
-        for (name, labels), value in samples.items()
-        if name == "fraud_bucket_transactions_total"
-    }
+    return by_label(evaluator_samples(spark, config), "fraud_bucket_transactions_total", "bucket")
 
 
 ROUTING = ("fraud_routing_active", frozenset())
@@ -301,16 +299,12 @@ def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_runni
         "the evaluator's metrics",
     )
     samples = evaluator_samples(spark, config)
-    outcomes = {
-        dict(labels)["outcome"]: value
-        for (name, labels), value in samples.items()
-        if name == "fraud_transactions_total" and value
-    }
+    outcomes = {o: value for o, value in by_label(samples, "fraud_transactions_total", "outcome").items() if value}
     assert outcomes == {"evaluated": 4, "invalid": 2, "late": 1}
-    alerts = {dict(labels)["rule_id"]: v for (n, labels), v in samples.items() if n == "fraud_alerts_total"}
+    alerts = by_label(samples, "fraud_alerts_total", "rule_id")
     assert alerts == {"ns/sum": 1}
     assert samples[("fraud_alert_latency_seconds_count", frozenset())] == 1
-    dlq = {dict(labels)["error"]: v for (n, labels), v in samples.items() if n == "fraud_dlq_records_total" and v}
+    dlq = {error: v for error, v in by_label(samples, "fraud_dlq_records_total", "error").items() if v}
     assert dlq == {"unparseable": 1, "invalid": 1, "late": 1}
     skipped = {tuple(sorted(dict(labels).items())): v for (n, labels), v in samples.items()
                if n == "fraud_rule_skipped_total"}  # fmt: skip
