@@ -168,8 +168,10 @@ class JvmEngine:
     ) -> list[JvmOutcome]:
         """One JvmOutcome per transaction record, in order; records are oracle records or harness request forms.
         `page_out` ("everything" or "cold") keeps each group's window in memory, written as state rows after every
-        change and then paged out, so that what a later record needs is read back from the rows. `routed`: `bucket`
-        receives only the transactions the detector's router sends it (Routes.java), the others' outcomes are empty.
+        change and then paged out, so that what a later record needs is read back from the rows; "resumed" keeps
+        each group only as rows and a snapshot, resumed from the snapshot at every read (Harness.java). `routed`:
+        `bucket` receives only the transactions the detector's router sends it (Routes.java), the others' outcomes
+        are empty.
         `calls` evaluates the records in calls of the detector's state shell (BucketCalls.java), as the plan says."""
         outcomes = self.request(
             {

@@ -374,12 +374,13 @@ def test_routed_jvm_buckets_together_match_oracle(jvm_engine: JvmEngine, scenari
 
 
 @PROPERTY
-@given(scenarios(), st.sampled_from(["everything", "cold"]))
+@given(scenarios(), st.sampled_from(["everything", "cold", "resumed"]))
 def test_jvm_windows_paged_out_after_every_record_match_oracle(
     jvm_engine: JvmEngine, scenario: Scenario, page_out: str
 ) -> None:
-    """Windows kept in memory but paged out after every write (every event, or those the detector drops) read back
-    what later records need from the state rows: the same outcomes as the oracle's."""
+    """Windows kept in memory but paged out after every write (every event, or those the detector drops), or dropped
+    and resumed from their snapshots at every read, read back what later records need from the state rows: the same
+    outcomes as the oracle's."""
     outcomes = jvm_engine.run(
         scenario.records, scenario.lateness_ms, future_skew_ms=scenario.future_skew_ms, page_out=page_out
     )

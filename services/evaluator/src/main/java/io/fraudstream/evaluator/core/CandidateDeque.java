@@ -52,6 +52,16 @@ final class CandidateDeque {
     return values[slot(size - 1)];
   }
 
+  /** The time of the candidate at {@code position} (0 is the first). */
+  long timeAt(int position) {
+    return times[slot(position)];
+  }
+
+  /** The value of the candidate at {@code position} (0 is the first). */
+  BigDecimal valueAt(int position) {
+    return values[slot(position)];
+  }
+
   void addLast(long timeMs, BigDecimal value) {
     if (size == times.length) {
       grow();

@@ -28,6 +28,9 @@ public final class EventCodec {
   private static final int EVENT_FORMAT = 1;
   private static final int BUCKET_FORMAT = 1;
   private static final int SLOT_FORMAT = 2;
+  private static final int SNAPSHOT_FORMAT = 1;
+  private static final int SUM_COUNT_STATE = 0;
+  private static final int EXTREME_STATE = 1;
   private static final int HEAD_FORMAT = 4;
   private static final int HEAD_FORMAT_WITH_WINDOW_BUCKETS = 3;
   private static final int HEAD_FORMAT_WITHOUT_BUCKETS = 2;
@@ -58,6 +61,9 @@ public final class EventCodec {
       Long maxIngestTsMs,
       List<GroupWindow.BucketSpan> buckets,
       List<WindowBuckets> windowBuckets) {}
+
+  /** A window's {@link GroupWindow.Snapshot} and the bytes of the head it goes with ({@link #encodeHead}). */
+  public record SavedWindow(byte[] head, GroupWindow.Snapshot snapshot) {}
 
   /** The index span of one rule window's bucket rows, as heads of format 3 recorded them. */
   public record WindowBuckets(GroupWindow.BucketsOf window, long first, long last) {}
@@ -193,6 +199,99 @@ public final class EventCodec {
     }
   }
 
+  /**
+   * A snapshot row: {@code head}, then the snapshot, event times and ids as differences from the previous one.
+   * {@link #decodeSnapshot} reads back an equal snapshot and head.
+   */
+  public static byte[] encodeSnapshot(byte[] head, GroupWindow.Snapshot snapshot) {
+    Writer out = new Writer();
+    out.varint(SNAPSHOT_FORMAT);
+    out.blob(head);
+    long[] times = snapshot.times();
+    long[] ids = snapshot.ids();
+    out.varint(times.length);
+    for (int i = 0; i < times.length; i++) {
+      out.varlong(i == 0 ? times[i] : times[i] - times[i - 1]);
+      out.varlong(i == 0 ? ids[i] : ids[i] - ids[i - 1]);
+    }
+    out.varint(snapshot.aggregators().size());
+    snapshot.aggregators().forEach((slot, saved) -> {
+      out.string(slot);
+      WindowSpec.Identity spec = saved.spec();
+      out.value(spec.key().uid());
+      out.varlong(spec.key().windowStartSeq());
+      out.varlong(spec.key().windowStartTsMs());
+      out.value(spec.key().fieldNames());
+      out.optionalLong(spec.key().precisionMs());
+      out.varint(spec.kind().ordinal());
+      out.varlong(spec.windowMs());
+      out.varlong(spec.latenessMs());
+      if (saved.state() instanceof AggregatorSnapshot.SumCount sumCount) {
+        out.varint(SUM_COUNT_STATE);
+        out.varlong(sumCount.maxMs());
+        out.value(sumCount.total());
+        out.varlong(sumCount.count());
+        out.varlong(sumCount.front());
+      } else {
+        AggregatorSnapshot.Extreme extreme = (AggregatorSnapshot.Extreme) saved.state();
+        out.varint(EXTREME_STATE);
+        out.varlong(extreme.maxMs());
+        out.varlong(extreme.settledEnd());
+        out.candidates(extreme.settled());
+        out.candidates(extreme.tail());
+      }
+    });
+    return out.bytes.toByteArray();
+  }
+
+  public static SavedWindow decodeSnapshot(byte[] data) {
+    try {
+      Reader in = new Reader(data);
+      int format = in.varint();
+      if (format != SNAPSHOT_FORMAT) {
+        throw new CorruptStateException("unknown window snapshot format " + format);
+      }
+      byte[] head = in.blob();
+      int size = in.count();
+      long[] times = new long[size];
+      long[] ids = new long[size];
+      for (int i = 0; i < size; i++) {
+        times[i] = in.varlong() + (i == 0 ? 0 : times[i - 1]);
+        ids[i] = in.varlong() + (i == 0 ? 0 : ids[i - 1]);
+      }
+      Map<String, GroupWindow.SavedAggregator> aggregators = new LinkedHashMap<>();
+      for (int i = in.count(); i > 0; i--) {
+        String slot = (String) in.value();
+        String uid = (String) in.value();
+        long windowStartSeq = in.varlong();
+        long windowStartTsMs = in.varlong();
+        List<String> fieldNames = in.strings();
+        Long precisionMs = in.optionalLong();
+        WindowSpec.Kind kind = WindowSpec.Kind.values()[in.varint()];
+        WindowSpec.Key key = new WindowSpec.Key(uid, windowStartSeq, windowStartTsMs, fieldNames, precisionMs);
+        WindowSpec.Identity spec = new WindowSpec.Identity(key, kind, in.varlong(), in.varlong());
+        int tag = in.varint();
+        AggregatorSnapshot state =
+            switch (tag) {
+              case SUM_COUNT_STATE ->
+                  new AggregatorSnapshot.SumCount(in.varlong(), in.decimal(), in.varlong(), in.varlong());
+              case EXTREME_STATE ->
+                  new AggregatorSnapshot.Extreme(in.varlong(), in.varlong(), in.candidates(), in.candidates());
+              default -> throw new CorruptStateException("unknown aggregator state " + tag);
+            };
+        if (aggregators.put(slot, new GroupWindow.SavedAggregator(spec, state)) != null) {
+          throw new CorruptStateException("slot " + slot + " twice in a window snapshot");
+        }
+      }
+      in.end();
+      return new SavedWindow(head, new GroupWindow.Snapshot(times, ids, aggregators));
+    } catch (CorruptStateException exc) {
+      throw exc;
+    } catch (RuntimeException exc) {
+      throw new CorruptStateException("unreadable window snapshot: " + exc, exc);
+    }
+  }
+
   public static Head decodeHead(byte[] data) {
     try {
       Reader in = new Reader(data);
@@ -269,6 +368,14 @@ public final class EventCodec {
       varlong(bucket.count());
       value(bucket.low());
       value(bucket.high());
+    }
+
+    void candidates(AggregatorSnapshot.Candidates candidates) {
+      varint(candidates.times().length);
+      for (int i = 0; i < candidates.times().length; i++) {
+        varlong(candidates.times()[i]);
+        value(candidates.values()[i]);
+      }
     }
 
     void blob(byte[] data) {
@@ -384,6 +491,35 @@ public final class EventCodec {
         throw new CorruptStateException("incomplete bucket");
       }
       return new Bucket(total, count, low, high);
+    }
+
+    BigDecimal decimal() {
+      if (value() instanceof BigDecimal decimal) {
+        return decimal;
+      }
+      throw new CorruptStateException("a decimal expected");
+    }
+
+    List<String> strings() {
+      List<String> strings = new ArrayList<>();
+      if (!(value() instanceof List<?> list)) {
+        throw new CorruptStateException("a list of strings expected");
+      }
+      for (Object item : list) {
+        strings.add((String) item);
+      }
+      return List.copyOf(strings);
+    }
+
+    AggregatorSnapshot.Candidates candidates() {
+      int size = count();
+      long[] times = new long[size];
+      BigDecimal[] values = new BigDecimal[size];
+      for (int i = 0; i < size; i++) {
+        times[i] = varlong();
+        values[i] = decimal();
+      }
+      return new AggregatorSnapshot.Candidates(times, values);
     }
 
     byte[] blob() {

@@ -49,6 +49,48 @@ final class ExtremeWindow implements WindowAggregator {
     }
   }
 
+  /** Resumes {@code saved} over the log it was taken from, whose first live event is now at {@code firstIndex}. */
+  ExtremeWindow(
+      AggregatorSnapshot.Extreme saved,
+      long firstIndex,
+      long windowMs,
+      long latenessMs,
+      ValueOf valueOf,
+      boolean preferLow) {
+    this.windowMs = windowMs;
+    this.latenessMs = latenessMs;
+    this.valueOf = valueOf;
+    this.preferLow = preferLow;
+    this.empty = false;
+    this.maxMs = saved.maxMs();
+    this.settledEnd = firstIndex + saved.settledEnd();
+    refill(settled, saved.settled());
+    refill(tail, saved.tail());
+  }
+
+  private static void refill(CandidateDeque deque, AggregatorSnapshot.Candidates candidates) {
+    for (int i = 0; i < candidates.times().length; i++) {
+      deque.addLast(candidates.times()[i], candidates.values()[i]);
+    }
+  }
+
+  private static AggregatorSnapshot.Candidates candidates(CandidateDeque deque) {
+    long[] times = new long[deque.size()];
+    BigDecimal[] values = new BigDecimal[deque.size()];
+    for (int i = 0; i < times.length; i++) {
+      times[i] = deque.timeAt(i);
+      values[i] = deque.valueAt(i);
+    }
+    return new AggregatorSnapshot.Candidates(times, values);
+  }
+
+  @Override
+  public AggregatorSnapshot snapshot(long firstIndex) {
+    return empty
+        ? null
+        : new AggregatorSnapshot.Extreme(maxMs, settledEnd - firstIndex, candidates(settled), candidates(tail));
+  }
+
   private boolean beats(BigDecimal left, BigDecimal right) {
     int c = left.compareTo(right);
     return preferLow ? c < 0 : c > 0;

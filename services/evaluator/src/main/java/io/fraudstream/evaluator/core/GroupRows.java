@@ -1,6 +1,7 @@
 package io.fraudstream.evaluator.core;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +24,11 @@ import java.util.function.Function;
  * equal in events, maxima, floor and buckets, and the tables hold no row of an evicted event, an empty bucket slot
  * or a deleted group. Each event is written once when it arrives and removed once when it leaves (a projection
  * change, which only a rule change causes, rewrites the group's events).
+ *
+ * <p>A group may also have one snapshot row in {@code events} ({@link #saveSnapshot}, which the shell calls when its
+ * cache drops a window): the index of its live events and its exact aggregators' state. A load then reads the head,
+ * the snapshot and the buckets, and no event: the window reads back those its next steps need through its pager.
+ * Without a snapshot of the current head, a load reads every live event.
  *
  * <p>Groups written before bucket slots (head format 3) kept one row per rule window and bucket index, key {@code
  * group U+0001 window start seq U+0001 bucket index}: {@link #load} reads such a group and rewrites its buckets as
@@ -61,14 +67,28 @@ public final class GroupRows {
 
   private static final char SEPARATOR = '\u0001';
 
+  /**
+   * The fewest live events a window holds for {@link #saveSnapshot} to keep its snapshot: a window of fewer is read
+   * back from about as many rows as the snapshot would save, and its snapshot would be one more row to write.
+   */
+  public static final int SNAPSHOT_MIN_EVENTS = 8;
+
   private final Table heads;
   private final Table events;
   private final Table buckets;
 
+  private final int snapshotMinEvents;
+
   public GroupRows(Table heads, Table events, Table buckets) {
+    this(heads, events, buckets, SNAPSHOT_MIN_EVENTS);
+  }
+
+  /** Rows whose {@link #saveSnapshot} keeps the snapshots of windows of at least {@code snapshotMinEvents} events. */
+  public GroupRows(Table heads, Table events, Table buckets, int snapshotMinEvents) {
     this.heads = heads;
     this.events = events;
     this.buckets = buckets;
+    this.snapshotMinEvents = snapshotMinEvents;
   }
 
   /** Reads the group's events back from their rows, for a window that paged them out ({@link GroupWindow#pageOut}). */
@@ -79,7 +99,11 @@ public final class GroupRows {
     };
   }
 
-  /** The group's window as last written, with this table's {@link #pager}; null if the group has no head. */
+  /**
+   * The group's window as last written, with this table's {@link #pager}; null if the group has no head. Resumed from
+   * the group's snapshot ({@link #saveSnapshot}) when there is one of its current head, every event paged out; else
+   * rebuilt from its event rows (a corrupt snapshot only costs that).
+   */
   public GroupWindow load(String groupKey) {
     byte[] head = heads.get(groupKey);
     if (head == null) {
@@ -87,8 +111,9 @@ public final class GroupRows {
     }
     EventCodec.Head decoded = EventCodec.decodeHead(head);
     EventPager pager = pager(groupKey);
+    GroupWindow.Snapshot snapshot = snapshotOf(groupKey, head);
     List<StoredEvent> stored = new ArrayList<>();
-    for (long id = decoded.minLiveId(); id < decoded.nextEventId(); id++) {
+    for (long id = decoded.minLiveId(); snapshot == null && id < decoded.nextEventId(); id++) {
       StoredEvent event = pager.load(id);
       if (event != null) {
         stored.add(event);
@@ -118,14 +143,16 @@ public final class GroupRows {
       }
     }
     GroupWindow window =
-        GroupWindow.restore(
-            decoded.fieldNames(),
-            stored,
-            decoded.maxEventTimeMs(),
-            decoded.floorMs(),
-            decoded.nextEventId(),
-            decoded.maxIngestTsMs(),
-            held);
+        snapshot != null
+            ? GroupWindow.resume(decoded, snapshot, held)
+            : GroupWindow.restore(
+                decoded.fieldNames(),
+                stored,
+                decoded.maxEventTimeMs(),
+                decoded.floorMs(),
+                decoded.nextEventId(),
+                decoded.maxIngestTsMs(),
+                held);
     window.attachPager(pager);
     if (!decoded.windowBuckets().isEmpty()) { // format 3: its buckets become slots now
       for (GroupWindow.BucketSlot slot : window.bucketSlots()) {
@@ -135,6 +162,39 @@ public final class GroupRows {
       heads.put(groupKey, EventCodec.encodeHead(window));
     }
     return window;
+  }
+
+  /** The group's snapshot if it was taken at {@code head} and is readable; null otherwise. */
+  private GroupWindow.Snapshot snapshotOf(String groupKey, byte[] head) {
+    byte[] row = events.get(snapshotKey(groupKey));
+    if (row == null) {
+      return null;
+    }
+    try {
+      EventCodec.SavedWindow saved = EventCodec.decodeSnapshot(row);
+      return Arrays.equals(saved.head(), head) ? saved.snapshot() : null;
+    } catch (CorruptStateException exc) {
+      return null;
+    }
+  }
+
+  /**
+   * Keeps the snapshot of a window whose changes are all written ({@link GroupWindow#snapshot}), so that {@link
+   * #load} can resume it without reading its events, if it holds at least {@link #SNAPSHOT_MIN_EVENTS} live events
+   * (or as many as the constructor says).
+   * The snapshot serves only while the group's head is the one it was taken at: any later write of the group makes
+   * it stale, and the next snapshot replaces it. Returns whether it wrote one.
+   */
+  public boolean saveSnapshot(String groupKey, GroupWindow window) {
+    if (window.size() < snapshotMinEvents) {
+      return false;
+    }
+    GroupWindow.Snapshot snapshot = window.snapshot();
+    if (snapshot == null) {
+      return false;
+    }
+    events.put(snapshotKey(groupKey), EventCodec.encodeSnapshot(EventCodec.encodeHead(window), snapshot));
+    return true;
   }
 
   /** Writes what changed in the group's window since its previous write: new events, evictions, buckets, head. */
@@ -179,6 +239,7 @@ public final class GroupRows {
       }
     }
     deleteWindowBuckets(groupKey, decoded);
+    events.remove(snapshotKey(groupKey));
     heads.remove(groupKey);
   }
 
@@ -204,6 +265,11 @@ public final class GroupRows {
 
   private static String eventKey(String groupKey, long id) {
     return groupKey + SEPARATOR + id;
+  }
+
+  /** The key of the group's snapshot row, in the events table (an event's key ends in digits, this one does not). */
+  static String snapshotKey(String groupKey) {
+    return groupKey + SEPARATOR + 's';
   }
 
   private static String slotKey(String groupKey, long precisionMs, long index) {

@@ -11,6 +11,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Objects;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -24,16 +25,19 @@ import java.util.TreeMap;
  * {@link #floorMs()}, which the caller sets after each insertion (an insertion below it is evaluated, then evicted by
  * that setFloor; a floor that moves down brings nothing back). {@link
  * #fieldNames()} is the projection the events' values follow; {@link #prepare} changes it. Exact aggregators are
- * derived state, rebuilt from the events after {@link #restore}; bucketed ones (rules with a window precision) are
- * state of their own, restored by their spec key, kept across a change of projection and trimmed each to its own
- * floor, {@code maxEventTimeMs - (window + lateness)} ({@link #setFloor}).
+ * derived state, rebuilt from the events after {@link #restore} or resumed from a snapshot ({@link #resume});
+ * bucketed ones (rules with a window precision) are state of their own, restored by their spec key, kept across a
+ * change of projection and trimmed each to its own floor, {@code maxEventTimeMs - (window + lateness)} ({@link
+ * #setFloor}).
  *
  * <p>Persistence hooks, each reporting what changed since its previous call: {@link #takeJournal()} (events inserted
  * and still live), {@link #takeEvicted()} (ids of events that fell below the floor after the journal gave them out,
  * or after they were restored: an event evicted before then has no row), {@link #takeReprojected()} (whether the
  * projection changed, so every live event must be rewritten), {@link #takeBucketChanges()} (the bucket slots written
  * or dropped in any rule). Applying them and writing the head after each batch keeps a row-per-event,
- * row-per-bucket-slot copy exact ({@link GroupRows}). Not thread-safe.
+ * row-per-bucket-slot copy exact ({@link GroupRows}). A written window's {@link #snapshot} (the index of its events and
+ * its exact aggregators' state) lets {@link #resume} continue it over those rows without reading any. Not
+ * thread-safe.
  *
  * <p>Paging: once its events are written, a window with a {@link #attachPager pager} may drop their decoded form
  * ({@link #pageOut}) and keep only each event's time and id; an event it needs again is read back through the pager
@@ -88,6 +92,9 @@ public final class GroupWindow implements EventLog {
   private List<String> preparedFieldNames;
   private Map<String, WindowSpec> preparedSpecs;
   private Map<BucketsOf, TreeMap<Long, Bucket>> restoredBuckets = Map.of();
+  // The exact aggregators of the snapshot this window was resumed from that no prepare took up yet, by slot.
+  private Map<String, SavedAggregator> savedAggregators = Map.of();
+  private boolean resumed;
   private final Set<BucketSlot> droppedBuckets = new LinkedHashSet<>();
   private List<StoredEvent> journal = new ArrayList<>();
   private List<Long> evicted = new ArrayList<>();
@@ -133,8 +140,7 @@ public final class GroupWindow implements EventLog {
       long nextEventId,
       Long maxIngestTsMs,
       Map<BucketsOf, TreeMap<Long, Bucket>> buckets) {
-    GroupWindow window = new GroupWindow(fieldNames);
-    window.restoredBuckets = new LinkedHashMap<>(buckets);
+    GroupWindow window = withHead(fieldNames, maxEventTimeMs, floorMs, nextEventId, maxIngestTsMs, buckets);
     List<StoredEvent> sorted = new ArrayList<>(events);
     sorted.sort(Comparator.comparingLong(StoredEvent::eventTimeMs).thenComparingLong(StoredEvent::id));
     for (StoredEvent event : sorted) {
@@ -150,6 +156,45 @@ public final class GroupWindow implements EventLog {
       window.ids[i] = window.events.get(i).id();
     }
     window.decoded = window.events.size();
+    return window;
+  }
+
+  /**
+   * The window {@code snapshot} was taken from ({@link #snapshot}), given its head and, as for {@link #restore}, its
+   * buckets, with every event paged out: attach a pager ({@link #attachPager}) before use. Its exact aggregators are
+   * resumed from the snapshot by {@link #prepare} where their spec is still the same; the others are built.
+   */
+  static GroupWindow resume(EventCodec.Head head, Snapshot snapshot, Map<BucketsOf, TreeMap<Long, Bucket>> buckets) {
+    GroupWindow window =
+        withHead(
+            head.fieldNames(),
+            head.maxEventTimeMs(),
+            head.floorMs(),
+            head.nextEventId(),
+            head.maxIngestTsMs(),
+            buckets);
+    int size = snapshot.times().length;
+    window.events.addAll(Collections.nCopies(size, null));
+    window.times = Arrays.copyOf(snapshot.times(), Math.max(8, size * 2));
+    window.ids = Arrays.copyOf(snapshot.ids(), window.times.length);
+    for (long id : snapshot.ids()) {
+      window.liveIds.add(id);
+    }
+    window.tailStart = size;
+    window.savedAggregators = new HashMap<>(snapshot.aggregators());
+    window.resumed = true;
+    return window;
+  }
+
+  private static GroupWindow withHead(
+      List<String> fieldNames,
+      Long maxEventTimeMs,
+      Long floorMs,
+      long nextEventId,
+      Long maxIngestTsMs,
+      Map<BucketsOf, TreeMap<Long, Bucket>> buckets) {
+    GroupWindow window = new GroupWindow(fieldNames);
+    window.restoredBuckets = new LinkedHashMap<>(buckets);
     window.hasMax = maxEventTimeMs != null;
     window.maxMs = window.hasMax ? maxEventTimeMs : 0;
     window.hasMaxIngest = maxIngestTsMs != null;
@@ -161,8 +206,72 @@ public final class GroupWindow implements EventLog {
     return window;
   }
 
+  /**
+   * A window's state apart from its events' contents and its buckets: the time and id of each live event, in order,
+   * and, by slot, each exact aggregator's state ({@link WindowAggregator#snapshot}) with its spec's identity.
+   */
+  record Snapshot(long[] times, long[] ids, Map<String, SavedAggregator> aggregators) {
+    Snapshot {
+      if (times.length != ids.length) {
+        throw new IllegalArgumentException(times.length + " times for " + ids.length + " ids");
+      }
+      aggregators = Map.copyOf(aggregators);
+    }
+
+    @Override
+    public boolean equals(Object other) {
+      return other instanceof Snapshot that
+          && Arrays.equals(times, that.times)
+          && Arrays.equals(ids, that.ids)
+          && aggregators.equals(that.aggregators);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(Arrays.hashCode(times), Arrays.hashCode(ids), aggregators);
+    }
+
+    @Override
+    public String toString() {
+      return "Snapshot" + Arrays.toString(times) + Arrays.toString(ids) + aggregators;
+    }
+  }
+
+  /** One exact aggregator's state in a {@link Snapshot}, and the identity of the spec it follows. */
+  record SavedAggregator(WindowSpec.Identity spec, AggregatorSnapshot state) {}
+
+  /**
+   * This window's {@link Snapshot}, from which {@link #resume} over the same events continues as this window would;
+   * null while it has changes not yet written ({@link GroupRows#write}). An aggregator not yet rebuilt since this
+   * window was resumed is saved as it was resumed.
+   */
+  Snapshot snapshot() {
+    if (!journal.isEmpty() || !evicted.isEmpty() || reprojected || !droppedBuckets.isEmpty()) {
+      return null;
+    }
+    long first = base + head;
+    int size = size();
+    Map<String, SavedAggregator> saved = new HashMap<>();
+    for (Map.Entry<String, Map.Entry<WindowSpec, WindowAggregator>> slot : aggregators.entrySet()) {
+      WindowAggregator aggregator = slot.getValue().getValue();
+      long cursor = aggregator.cursor() - first;
+      AggregatorSnapshot state = cursor >= 0 && cursor <= size ? aggregator.snapshot(first) : null;
+      if (state != null) {
+        saved.put(slot.getKey(), new SavedAggregator(slot.getValue().getKey().identity(), state));
+      }
+    }
+    savedAggregators.forEach(saved::putIfAbsent);
+    return new Snapshot(
+        Arrays.copyOfRange(times, head, head + size), Arrays.copyOfRange(ids, head, head + size), saved);
+  }
+
   public List<String> fieldNames() {
     return fieldNames;
+  }
+
+  /** Whether it was resumed from a snapshot ({@link #resume}) rather than built or restored from its events. */
+  public boolean resumed() {
+    return resumed;
   }
 
   public Long maxEventTimeMs() {
@@ -404,6 +513,7 @@ public final class GroupWindow implements EventLog {
       journal.clear(); // every live event is rewritten after a reprojection
       fieldNames = List.copyOf(newFieldNames);
       aggregators.values().removeIf(entry -> !(entry.getValue() instanceof BucketedWindow));
+      savedAggregators = Map.of();
       reprojected = true;
     }
     aggregators.entrySet().removeIf(slot -> !specs.containsKey(slot.getKey()) && dropBuckets(slot.getValue()));
@@ -426,7 +536,10 @@ public final class GroupWindow implements EventLog {
       }
       WindowAggregator aggregator;
       if (spec.precisionMs() == null) {
-        aggregator = spec.build(this, maxEventTimeMs());
+        aggregator = resumedAggregator(entry.getKey(), spec);
+        if (aggregator == null) {
+          aggregator = spec.build(this, maxEventTimeMs());
+        }
       } else {
         TreeMap<Long, Bucket> restored =
             restoredBuckets.isEmpty() ? null : restoredBuckets.remove(BucketsOf.of(spec.key));
@@ -442,8 +555,15 @@ public final class GroupWindow implements EventLog {
       }
       restoredBuckets = Map.of();
     }
+    savedAggregators = Map.of(); // those left are of rules no longer in the plan
     preparedFieldNames = newFieldNames;
     preparedSpecs = specs;
+  }
+
+  /** The aggregator of {@code slot} resumed from the snapshot this window was resumed from, if its spec is the same. */
+  private WindowAggregator resumedAggregator(String slot, WindowSpec spec) {
+    SavedAggregator saved = savedAggregators.isEmpty() ? null : savedAggregators.remove(slot);
+    return saved != null && saved.spec().equals(spec.identity()) ? spec.resume(saved.state(), base + head) : null;
   }
 
   /** Records every bucket of {@code aggregator}, if it is bucketed, as dropped; true (for removeIf). */

@@ -28,6 +28,22 @@ final class SumCountWindow implements WindowAggregator {
     }
   }
 
+  /** Resumes {@code saved} over the log it was taken from, whose first live event is now at {@code firstIndex}. */
+  SumCountWindow(AggregatorSnapshot.SumCount saved, long firstIndex, long windowMs, ValueOf valueOf) {
+    this.windowMs = windowMs;
+    this.valueOf = valueOf;
+    this.empty = false;
+    this.maxMs = saved.maxMs();
+    this.total = saved.total();
+    this.count = saved.count();
+    this.front = firstIndex + saved.front();
+  }
+
+  @Override
+  public AggregatorSnapshot snapshot(long firstIndex) {
+    return empty ? null : new AggregatorSnapshot.SumCount(maxMs, total, count, front - firstIndex);
+  }
+
   private void add(EventLog log, long index, int sign) {
     BigDecimal value = valueOf.of(log.eventAt(index));
     if (value != null) {

@@ -27,4 +27,12 @@ interface WindowAggregator {
   default int heldValues() {
     return 0;
   }
+
+  /**
+   * Its state with indices counted from {@code firstIndex}, the absolute index of the log's first live event; null
+   * when it has none to resume from (empty, or a bucketed window, whose buckets are rows of their own).
+   */
+  default AggregatorSnapshot snapshot(long firstIndex) {
+    return null;
+  }
 }

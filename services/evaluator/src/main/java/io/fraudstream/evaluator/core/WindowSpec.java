@@ -1,7 +1,6 @@
 package io.fraudstream.evaluator.core;
 
 import java.util.List;
-import java.util.Objects;
 
 /**
  * What one rule needs from a group's window. Equal specs (all but {@code valueOf}) mean an existing aggregator can
@@ -57,17 +56,34 @@ final class WindowSpec {
     return new ExtremeWindow(log, maxEventTimeMs, windowMs, latenessMs, valueOf, kind == Kind.MIN);
   }
 
+  /** What makes specs equal: all but the value function. */
+  record Identity(Key key, Kind kind, long windowMs, long latenessMs) {}
+
+  Identity identity() {
+    return new Identity(key, kind, windowMs, latenessMs);
+  }
+
+  /**
+   * Its exact aggregator resumed from {@code saved}, taken from an aggregator of an equal spec over the same events
+   * (their first live one now at {@code firstIndex}); null when {@code saved} is not of its kind.
+   */
+  WindowAggregator resume(AggregatorSnapshot saved, long firstIndex) {
+    if (kind == Kind.SUM_COUNT && saved instanceof AggregatorSnapshot.SumCount sumCount) {
+      return new SumCountWindow(sumCount, firstIndex, windowMs, valueOf);
+    }
+    if (kind != Kind.SUM_COUNT && saved instanceof AggregatorSnapshot.Extreme extreme) {
+      return new ExtremeWindow(extreme, firstIndex, windowMs, latenessMs, valueOf, kind == Kind.MIN);
+    }
+    return null;
+  }
+
   @Override
   public boolean equals(Object other) {
-    return other instanceof WindowSpec that
-        && key.equals(that.key)
-        && kind == that.kind
-        && windowMs == that.windowMs
-        && latenessMs == that.latenessMs;
+    return other instanceof WindowSpec that && identity().equals(that.identity());
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(key, kind, windowMs, latenessMs);
+    return identity().hashCode();
   }
 }

@@ -219,6 +219,46 @@ class EventCodecTest {
     assertThrows(CorruptStateException.class, () -> EventCodec.decodeHead(new byte[] {6}));
   }
 
+  private static GroupWindow.Snapshot snapshot() {
+    WindowSpec.Key key = new WindowSpec.Key("uid-\u00e9", 12, 1_700_000_000_000L, List.of("amount", "x"), null);
+    AggregatorSnapshot.Candidates settled =
+        new AggregatorSnapshot.Candidates(
+            new long[] {-5, 1_700_000_000_000L}, new BigDecimal[] {new BigDecimal("-1.50"), new BigDecimal("2E+3")});
+    AggregatorSnapshot.Candidates none = new AggregatorSnapshot.Candidates(new long[0], new BigDecimal[0]);
+    return new GroupWindow.Snapshot(
+        new long[] {-10, 0, 0, 1_700_000_000_000L},
+        new long[] {3, 0, 7, 1}, // ids in event-time order: out of insertion order
+        Map.of(
+            "sum",
+            new GroupWindow.SavedAggregator(
+                new WindowSpec.Identity(key, WindowSpec.Kind.SUM_COUNT, 600_000, 30_000),
+                new AggregatorSnapshot.SumCount(1_700_000_000_000L, new BigDecimal("12345678901234567890.01"), 3, 1)),
+            "min",
+            new GroupWindow.SavedAggregator(
+                new WindowSpec.Identity(key, WindowSpec.Kind.MIN, 60_000, 0),
+                new AggregatorSnapshot.Extreme(1_700_000_000_000L, 4, settled, none))));
+  }
+
+  @Test
+  void aWindowSnapshotRoundTripsWithItsHead() {
+    byte[] head = previousFormatHead();
+    GroupWindow.Snapshot snapshot = snapshot();
+    EventCodec.SavedWindow saved = EventCodec.decodeSnapshot(EventCodec.encodeSnapshot(head, snapshot));
+    assertArrayEquals(head, saved.head());
+    assertEquals(snapshot, saved.snapshot());
+    GroupWindow.Snapshot empty = new GroupWindow.Snapshot(new long[0], new long[0], Map.of());
+    assertEquals(empty, EventCodec.decodeSnapshot(EventCodec.encodeSnapshot(new byte[0], empty)).snapshot());
+  }
+
+  @Test
+  void aTruncatedOrLongerSnapshotIsCorruptState() {
+    byte[] data = EventCodec.encodeSnapshot(previousFormatHead(), snapshot());
+    for (int length : new int[] {0, 1, data.length / 2, data.length - 1, data.length + 1}) {
+      byte[] changed = Arrays.copyOf(data, length);
+      assertThrows(CorruptStateException.class, () -> EventCodec.decodeSnapshot(changed), "length " + length);
+    }
+  }
+
   private static byte[] hexBytes(String hex) {
     byte[] data = new byte[hex.length() / 2];
     for (int i = 0; i < data.length; i++) {

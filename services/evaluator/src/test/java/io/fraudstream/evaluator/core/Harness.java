@@ -106,9 +106,9 @@ public final class Harness {
     Set<?> moves = plan == null ? Set.of() : new HashSet<>((List<?>) plan.get("moves"));
     Engine engine = new Engine(latenessMs, futureSkewMs);
     GroupStore store =
-        pageOut != null
-            ? new PagedGroupStore("everything".equals(pageOut))
-            : persist ? new RowGroupStore() : new InMemoryGroupStore();
+        pageOut == null
+            ? persist ? new RowGroupStore() : new InMemoryGroupStore()
+            : "resumed".equals(pageOut) ? new ResumedGroupStore() : new PagedGroupStore("everything".equals(pageOut));
     StringBuilder out = new StringBuilder("{\"outcomes\":[");
     List<String> ruleRejections = new ArrayList<>();
     boolean first = true;
@@ -310,12 +310,14 @@ public final class Harness {
 
   /**
    * Throws unless group {@code groupKey}, whose window as written is {@code window}, has a row among {@code
-   * eventRows} for each of its live events and one among {@code bucketRows} for each of its bucket slots, and no
-   * other: a row of an evicted event or of an empty slot is a leak.
+   * eventRows} for each of its live events (and perhaps its snapshot) and one among {@code bucketRows} for each of
+   * its bucket slots, and no other: a row of an evicted event or of an empty slot is a leak.
    */
   public static void checkRows(
       String groupKey, GroupWindow window, Collection<String> eventRows, Collection<String> bucketRows) {
-    long events = eventRows.stream().filter(key -> GroupRows.belongsTo(key, groupKey)).count();
+    String snapshot = GroupRows.snapshotKey(groupKey);
+    long events =
+        eventRows.stream().filter(key -> GroupRows.belongsTo(key, groupKey) && !key.equals(snapshot)).count();
     long buckets = bucketRows.stream().filter(key -> GroupRows.belongsTo(key, groupKey)).count();
     int slots = window.bucketSlots().size();
     if (events != window.size() || buckets != slots) {
@@ -333,7 +335,16 @@ public final class Harness {
     private final TreeMap<String, byte[]> heads = new TreeMap<>();
     private final TreeMap<String, byte[]> events = new TreeMap<>();
     private final TreeMap<String, byte[]> buckets = new TreeMap<>();
-    private final GroupRows rows = new GroupRows(table(heads), table(events), table(buckets));
+    private final GroupRows rows;
+
+    RowGroupStore() {
+      rows = new GroupRows(table(heads), table(events), table(buckets));
+    }
+
+    /** Rows that keep the snapshot of every window of at least one event ({@link GroupRows#saveSnapshot}). */
+    RowGroupStore(int snapshotMinEvents) {
+      rows = new GroupRows(table(heads), table(events), table(buckets), snapshotMinEvents);
+    }
 
     @Override
     public GroupWindow get(String groupKey) {
@@ -357,6 +368,35 @@ public final class Harness {
 
     private static GroupRows.Table table(Map<String, byte[]> map) {
       return GroupRows.Table.of(map::get, map::put, map::remove);
+    }
+  }
+
+  /**
+   * Keeps each group only as rows and a snapshot ({@link GroupRows#saveSnapshot}), as the Spark shell does for a
+   * window its cache dropped: every get of a group with events resumes its window from the snapshot, without its
+   * events, and reads back through the pager what the record needs; throws if a get finds no usable snapshot.
+   */
+  static final class ResumedGroupStore implements GroupStore {
+    private final RowGroupStore rows = new RowGroupStore(1);
+
+    @Override
+    public GroupWindow get(String groupKey) {
+      GroupWindow window = rows.get(groupKey);
+      if (window != null && window.size() > 0 && !window.resumed()) {
+        throw new IllegalStateException("group " + groupKey + " was read back from its events, not its snapshot");
+      }
+      return window;
+    }
+
+    @Override
+    public void put(String groupKey, GroupWindow window) {
+      rows.put(groupKey, window);
+      rows.rows.saveSnapshot(groupKey, window);
+    }
+
+    @Override
+    public void delete(String groupKey) {
+      rows.delete(groupKey);
     }
   }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -29,7 +30,7 @@ class WindowAggregatorsTest {
 
   /** The group window of one rule, with the inserted events kept for the brute force. */
   private static final class Subject {
-    final GroupWindow window = new GroupWindow(FIELDS);
+    GroupWindow window = new GroupWindow(FIELDS);
     final WindowSpec.Kind kind;
     final List<Inserted> inserted = new ArrayList<>();
     long ingestTsMs;
@@ -49,6 +50,24 @@ class WindowAggregatorsTest {
 
     void floorAfterInsertion() {
       window.setFloor(window.maxEventTimeMs() - (WINDOW_MS + LATENESS_MS));
+    }
+
+    /**
+     * Writes the window's changes to {@code stored} and goes on with the window resumed from its snapshot, every
+     * event paged out, read back from {@code stored}; checks that the resumed window's snapshot is the same.
+     */
+    void resumeFromSnapshot(Map<Long, StoredEvent> stored) {
+      window.takeJournal().forEach(event -> stored.put(event.id(), event));
+      window.takeEvicted().forEach(stored::remove);
+      GroupWindow.Snapshot snapshot = window.snapshot();
+      GroupWindow resumed =
+          GroupWindow.resume(EventCodec.decodeHead(EventCodec.encodeHead(window)), snapshot, Map.of());
+      resumed.attachPager(stored::get);
+      assertEquals(snapshot, resumed.snapshot(), "a resumed window's snapshot before its aggregator is");
+      resumed.prepare(FIELDS, specs(kind));
+      assertEquals(0, resumed.decodedCount(), "resumed without reading an event");
+      assertEquals(snapshot, resumed.snapshot(), "a resumed window's snapshot");
+      window = resumed;
     }
 
     /** The aggregate of the live members in {@code [t - WINDOW_MS, t]}, by brute force. */
@@ -144,10 +163,24 @@ class WindowAggregatorsTest {
   @ParameterizedTest
   @EnumSource(WindowSpec.Kind.class)
   void randomArrivalsAgreeWithTheBruteForce(WindowSpec.Kind kind) {
+    randomArrivals(kind, 3_000, null);
+  }
+
+  @ParameterizedTest
+  @EnumSource(WindowSpec.Kind.class)
+  void randomArrivalsAgreeWithTheBruteForceWhenTheWindowIsResumedFromItsSnapshotAfterEach(WindowSpec.Kind kind) {
+    randomArrivals(kind, 1_000, new HashMap<>());
+  }
+
+  /**
+   * {@code count} random arrivals, in order, within the lateness and deep behind it, each checked against the brute
+   * force; with {@code stored}, the window is written there and resumed from its snapshot after each.
+   */
+  private static void randomArrivals(WindowSpec.Kind kind, int count, Map<Long, StoredEvent> stored) {
     Random random = new Random(kind.ordinal() * 7919L + 17);
     Subject subject = new Subject(kind);
     long maxMs = 0;
-    for (int i = 0; i < 3_000; i++) {
+    for (int i = 0; i < count; i++) {
       long timeMs;
       int shape = random.nextInt(10);
       if (shape < 5) {
@@ -167,6 +200,9 @@ class WindowAggregatorsTest {
       assertAggregate(subject.expected(timeMs), actual, "insertion " + i + " at " + timeMs);
       subject.floorAfterInsertion();
       maxMs = Math.max(maxMs, timeMs);
+      if (stored != null) {
+        subject.resumeFromSnapshot(stored);
+      }
     }
   }
 
