@@ -46,7 +46,7 @@ SKIPPING_MOST_RATIO = 0.5
 LATE = 'outcome="late"'
 EVALUATED = 'outcome="evaluated"'
 CACHED = 'result="cached"'
-EXISTING = 'result=~"cached|loaded"'
+EXISTING = 'result=~"cached|loaded|resumed"'
 
 FULL_WIDTH = 24
 ROW_HEIGHT = 8
@@ -347,8 +347,8 @@ def panels() -> list[timeseries.Panel | stat.Panel]:
             "Window cache",
             "The evaluator's cache of decoded group windows: its estimated heap and its budget (all buckets), and "
             "the share of reads of existing groups it served (right axis); the rest were read back from the state "
-            "store. A share falling while the bytes sit at the budget means the working set outgrew the cache: "
-            "raise the chart's detector.stateCacheMb or the heap.",
+            "store (from their snapshots, or every event). A share falling while the bytes sit at the budget means "
+            "the working set outgrew the cache: raise the chart's detector.stateCacheMb or the heap.",
             "bytes",
             [
                 Query("cached", f"sum({series('fraud_window_cache_bytes')})"),

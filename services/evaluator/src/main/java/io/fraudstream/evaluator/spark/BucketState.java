@@ -71,10 +71,11 @@ final class BucketState {
   private long cachedBytes;
 
   /**
-   * What one call's reads of group windows found (in the cache, read back from the store, or in neither: a new
-   * group) and how many windows its flush dropped from the cache: the cache's metrics.
+   * What one call's reads of group windows found (in the cache; read back from the store, from its events or resumed
+   * from its snapshot; or in neither: a new group) and how many windows its flush dropped from the cache: the cache's
+   * metrics.
    */
-  record CacheActivity(long cached, long loaded, long absent, long evicted) {}
+  record CacheActivity(long cached, long loaded, long resumed, long absent, long evicted) {}
 
   /** A cached window and its heap estimate ({@link GroupWindow#heapBytes}) when it was last weighed. */
   private static final class Cached {
@@ -207,6 +208,7 @@ final class BucketState {
     private final Set<String> used = new HashSet<>();
     private long cachedReads;
     private long loadedReads;
+    private long resumedReads;
     private long absentReads;
     private long evicted;
 
@@ -227,7 +229,11 @@ final class BucketState {
       }
       GroupWindow window = rows.load(groupKey);
       if (window != null) {
-        loadedReads++;
+        if (window.resumed()) {
+          resumedReads++;
+        } else {
+          loadedReads++;
+        }
         cache(groupKey, window);
       } else {
         absentReads++;
@@ -271,7 +277,11 @@ final class BucketState {
       return swept;
     }
 
-    /** Writes every changed group ({@link GroupRows#write}), pages out the groups this call used, trims the cache. */
+    /**
+     * Writes every changed group ({@link GroupRows#write}), pages out the groups this call used, trims the cache,
+     * keeping the snapshot of each window it drops ({@link GroupRows#saveSnapshot}) so that reading it back reads none
+     * of its events.
+     */
     void flush() {
       dirty.forEach(rows::write);
       dirty.clear();
@@ -291,6 +301,7 @@ final class BucketState {
         if (used.contains(entry.getKey())) {
           break;
         }
+        rows.saveSnapshot(entry.getKey(), entry.getValue().window);
         eldest.remove();
         cachedBytes -= entry.getValue().bytes;
         evicted++;
@@ -299,7 +310,7 @@ final class BucketState {
 
     /** This call's reads and evictions so far. */
     CacheActivity activity() {
-      return new CacheActivity(cachedReads, loadedReads, absentReads, evicted);
+      return new CacheActivity(cachedReads, loadedReads, resumedReads, absentReads, evicted);
     }
 
     /**

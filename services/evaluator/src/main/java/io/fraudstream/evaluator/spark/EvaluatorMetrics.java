@@ -93,12 +93,13 @@ public final class EvaluatorMetrics {
   private final Counter cacheReads =
       counter(
           "fraud_window_cache_reads",
-          "Group windows the evaluator read, by where it found them: its cache (cached), the state store (loaded), or"
-              + " neither (absent: a new group)",
+          "Group windows the evaluator read, by where it found them: its cache (cached), the state store (loaded from"
+              + " its events, or resumed from its snapshot without reading them), or neither (absent: a new group)",
           "result");
   // The data points of `cacheReads`, looked up once: windowCache runs once per task call.
   private final CounterDataPoint cachedReads = cacheReads.labelValues("cached");
   private final CounterDataPoint loadedReads = cacheReads.labelValues("loaded");
+  private final CounterDataPoint resumedReads = cacheReads.labelValues("resumed");
   private final CounterDataPoint absentReads = cacheReads.labelValues("absent");
   private final Counter cacheEvictions =
       counter(
@@ -257,6 +258,7 @@ public final class EvaluatorMetrics {
   void windowCache(int bucket, BucketState.CacheActivity activity, long bytes, long budgetBytes) {
     cachedReads.inc(activity.cached());
     loadedReads.inc(activity.loaded());
+    resumedReads.inc(activity.resumed());
     absentReads.inc(activity.absent());
     cacheEvictions.inc(activity.evicted());
     String label = Integer.toString(bucket);

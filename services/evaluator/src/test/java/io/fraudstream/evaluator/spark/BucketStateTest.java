@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fraudstream.evaluator.core.Engine;
 import io.fraudstream.evaluator.core.EventCodec;
+import io.fraudstream.evaluator.core.GroupRows;
 import io.fraudstream.evaluator.core.GroupWindow;
 import io.fraudstream.evaluator.core.Outcome;
 import io.fraudstream.evaluator.core.RejectedRuleMessageException;
@@ -20,6 +21,7 @@ import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.LongStream;
 import org.apache.spark.sql.streaming.TimeMode;
 import org.junit.jupiter.api.Test;
 
@@ -444,10 +446,24 @@ class BucketStateTest {
   void aCallCountsWhereItsReadsFoundTheWindowsAndWhatItsFlushEvicted() {
     BucketState state = claim(1); // a budget of a byte: the flush keeps only the groups of its own call
     addCountRule(state.engine(), 60);
-    assertEquals(new BucketState.CacheActivity(1, 0, 1, 0), activityOf(state, "p1", T0, T0 + 1_000), "new, then cached");
-    assertEquals(new BucketState.CacheActivity(0, 0, 1, 1), activityOf(state, "p2", T0 + 2_000), "p1 evicted");
-    assertEquals(new BucketState.CacheActivity(0, 1, 0, 1), activityOf(state, "p1", T0 + 3_000), "p1 read back");
+    assertEquals(new BucketState.CacheActivity(1, 0, 0, 1, 0), activityOf(state, "p1", T0, T0 + 1_000), "new, then cached");
+    assertEquals(new BucketState.CacheActivity(0, 0, 0, 1, 1), activityOf(state, "p2", T0 + 2_000), "p1 evicted");
+    assertEquals(new BucketState.CacheActivity(0, 1, 0, 0, 1), activityOf(state, "p1", T0 + 3_000), "p1 read back");
     assertTrue(state.budgetBytes() <= 1, "the budget split over the buckets cached in this JVM");
+  }
+
+  @Test
+  void aWindowTheCacheDroppedIsResumedFromItsSnapshot() {
+    BucketState state = claim(1); // a budget of a byte: the flush keeps only the groups of its own call
+    addCountRule(state.engine(), 60);
+    long[] times = LongStream.range(0, GroupRows.SNAPSHOT_MIN_EVENTS).map(i -> T0 + i * 1_000).toArray();
+    activityOf(state, "p1", times);
+    assertEquals(new BucketState.CacheActivity(0, 0, 0, 1, 1), activityOf(state, "p2", T0 + 20_000), "p1 evicted");
+    assertEquals(
+        new BucketState.CacheActivity(0, 0, 1, 0, 1), activityOf(state, "p1", T0 + 21_000), "p1 resumed, p2 evicted");
+    assertEquals(GroupRows.SNAPSHOT_MIN_EVENTS + 1, read(state, GROUP).events().size());
+    assertEquals(
+        new BucketState.CacheActivity(0, 1, 0, 0, 1), activityOf(state, "p2", T0 + 22_000), "p2, of 1 event: loaded");
   }
 
   @Test
