@@ -69,6 +69,7 @@ final class BucketState {
   private long cacheBytes;
   private final LinkedHashMap<String, Cached> windows = new LinkedHashMap<>(1024, 0.75f, true);
   private long cachedBytes;
+  private final CacheAdmission admission;
 
   /**
    * What one call's reads of group windows found (in the cache; read back from the store, from its events or resumed
@@ -93,6 +94,7 @@ final class BucketState {
     this.engine = engine;
     this.lastSweepMs = nowMs;
     this.walkedFloorsMs = storeHasGroups ? null : new HashMap<>();
+    this.admission = new CacheAdmission(cacheKey);
   }
 
   /**
@@ -206,6 +208,8 @@ final class BucketState {
     private final GroupRows rows;
     private final Map<String, GroupWindow> dirty = new LinkedHashMap<>();
     private final Set<String> used = new HashSet<>();
+    /** New groups of this call that the cache drops once written ({@link CacheAdmission}). */
+    private final Set<String> dropped = new HashSet<>();
     private long cachedReads;
     private long loadedReads;
     private long resumedReads;
@@ -224,6 +228,10 @@ final class BucketState {
       Cached cached = windows.get(groupKey);
       if (cached != null) {
         cachedReads++;
+        admission.read(groupKey, true);
+        if (!dropped.isEmpty()) {
+          dropped.remove(groupKey); // new in this call, and it recurred already
+        }
         cached.window.attachPager(rows.pager(groupKey)); // this task's store
         return cached.window;
       }
@@ -234,9 +242,13 @@ final class BucketState {
         } else {
           loadedReads++;
         }
+        admission.read(groupKey, true);
         cache(groupKey, window);
       } else {
         absentReads++;
+        if (!admission.read(groupKey, false)) {
+          dropped.add(groupKey);
+        }
       }
       return window;
     }
@@ -278,13 +290,17 @@ final class BucketState {
     }
 
     /**
-     * Writes every changed group ({@link GroupRows#write}), pages out the groups this call used, trims the cache,
-     * keeping the snapshot of each window it drops ({@link GroupRows#saveSnapshot}) so that reading it back reads none
-     * of its events.
+     * Writes every changed group ({@link GroupRows#write}), drops the new groups the cache does not keep ({@link
+     * CacheAdmission}), pages out the other groups this call used, trims the cache, keeping the snapshot of each
+     * window it drops ({@link GroupRows#saveSnapshot}) so that reading it back reads none of its events.
      */
     void flush() {
       dirty.forEach(rows::write);
       dirty.clear();
+      for (String groupKey : dropped) {
+        uncache(groupKey);
+      }
+      dropped.clear();
       // Every group this call used (changed ones are now written) is paged out and weighed again.
       for (String groupKey : used) {
         Cached cached = windows.get(groupKey); // and last in access order

@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
 import java.util.stream.LongStream;
 import org.apache.spark.sql.streaming.TimeMode;
 import org.junit.jupiter.api.Test;
@@ -464,6 +465,48 @@ class BucketStateTest {
     assertEquals(GroupRows.SNAPSHOT_MIN_EVENTS + 1, read(state, GROUP).events().size());
     assertEquals(
         new BucketState.CacheActivity(0, 1, 0, 0, 1), activityOf(state, "p2", T0 + 22_000), "p2, of 1 event: loaded");
+  }
+
+  /** One call evaluating a transaction of each of {@code payerIds} in turn, a second apart from {@code fromMs}. */
+  private void evaluateEach(BucketState state, long fromMs, List<String> payerIds) {
+    probe.run(
+        tester,
+        0,
+        h -> {
+          BucketState.Groups groups = state.new Groups(h);
+          for (int i = 0; i < payerIds.size(); i++) {
+            long eventTimeMs = fromMs + i * 1_000L;
+            byte[] tx = bytes(Records.transaction("t" + i, payerIds.get(i), eventTimeMs));
+            assertNull(state.engine().onRecord(tx, eventTimeMs, 0, eventTimeMs, groups, eventTimeMs, key -> true).rejection());
+          }
+          groups.flush();
+        });
+  }
+
+  @Test
+  void aKeyGroupWhoseGroupsDoNotRecurHasItsNewGroupsWrittenAndNotKept() {
+    BucketState state = claim();
+    addCountRule(state.engine(), 60);
+    evaluateEach(state, T0, IntStream.range(0, CacheAdmission.PERIOD).mapToObj(i -> "p" + i).toList());
+    long cachedBytes = state.cachedBytes();
+    evaluate(state, "new", T0 + 10_000_000);
+    assertEquals(cachedBytes, state.cachedBytes(), "written, then dropped from the cache");
+    assertEquals(
+        new BucketState.CacheActivity(0, 1, 0, 0, 0),
+        activityOf(state, "new", T0 + 10_001_000),
+        "read back from the store at its second call");
+    assertTrue(state.cachedBytes() > cachedBytes, "and kept from then on");
+    assertEquals(2, read(state, "[[\"payerId\"],[\"new\"]]").events().size());
+  }
+
+  @Test
+  void aKeyGroupWhoseGroupsRecurKeepsItsNewGroups() {
+    BucketState state = claim();
+    addCountRule(state.engine(), 60);
+    evaluateEach(state, T0, IntStream.range(0, CacheAdmission.PERIOD).mapToObj(i -> "p" + i % 100).toList());
+    long cachedBytes = state.cachedBytes();
+    evaluate(state, "new", T0 + 10_000_000);
+    assertTrue(state.cachedBytes() > cachedBytes, "cached from its first call");
   }
 
   @Test
