@@ -111,12 +111,16 @@ public final class GroupRows {
     }
     EventCodec.Head decoded = EventCodec.decodeHead(head);
     EventPager pager = pager(groupKey);
-    GroupWindow.Snapshot snapshot = snapshotOf(groupKey, head);
+    // A window of fewer ids than the threshold holds fewer events, so no snapshot was kept at this head.
+    GroupWindow.Snapshot snapshot =
+        decoded.nextEventId() - decoded.minLiveId() < snapshotMinEvents ? null : snapshotOf(groupKey, head);
     List<StoredEvent> stored = new ArrayList<>();
-    for (long id = decoded.minLiveId(); snapshot == null && id < decoded.nextEventId(); id++) {
-      StoredEvent event = pager.load(id);
-      if (event != null) {
-        stored.add(event);
+    if (snapshot == null) {
+      for (long id = decoded.minLiveId(); id < decoded.nextEventId(); id++) {
+        StoredEvent event = pager.load(id);
+        if (event != null) {
+          stored.add(event);
+        }
       }
     }
     Map<GroupWindow.BucketsOf, TreeMap<Long, Bucket>> held = new HashMap<>();

@@ -270,7 +270,8 @@ public final class BucketProcessor extends StatefulProcessor<String, Row, Row> {
     metrics.transactions("future", future);
     metrics.recordsProcessed(processed);
     metrics.bucketTransactions(bucket, transactions);
-    metrics.windowCache(bucket, groups.activity(), state.cachedBytes(), state.budgetBytes());
+    metrics.windowCache(
+        bucket, groups.activity(), state.cachedBytes(), state.budgetBytes(), state.droppingKeyGroups());
     if (rulesReporter) {
       metrics.activeRules(engine.activeRuleCount());
     }

@@ -416,6 +416,11 @@ final class BucketState {
     return cachedBytes;
   }
 
+  /** How many key groups this bucket's cache drops the new groups of after their call ({@link CacheAdmission}). */
+  int droppingKeyGroups() {
+    return admission.droppingKeyGroups();
+  }
+
   /** This bucket's share of the JVM's cache budget: the budget split evenly over the buckets cached here. */
   long budgetBytes() {
     return cacheBytes / Math.max(1, CACHES.size());

@@ -109,6 +109,12 @@ public final class EvaluatorMetrics {
       gauge("fraud_window_cache_bytes", "The estimated heap of the windows each bucket caches in this JVM", "bucket");
   private final Gauge cacheBudget =
       gauge("fraud_window_cache_budget_bytes", "Each bucket's share of this JVM's window cache budget", "bucket");
+  private final Gauge cacheDroppingKeyGroups =
+      gauge(
+          "fraud_window_cache_dropping_key_groups",
+          "Key groups whose new groups each bucket drops from its cache after their call, because under 1 in 64 of"
+              + " their reads found an existing group (cache admission)",
+          "bucket");
   private final Counter inputRows = counter("fraud_input_rows", "Kafka records read (transactions and rule messages)");
   private final Gauge activeRules = gauge("fraud_active_rules", "ACTIVE rules in the detector's rule set");
   private final Gauge routing =
@@ -254,8 +260,12 @@ public final class EvaluatorMetrics {
     activeRules.set(count);
   }
 
-  /** After one call of bucket {@code bucket}: what its reads found and its flush evicted, and the cache's size. */
-  void windowCache(int bucket, BucketState.CacheActivity activity, long bytes, long budgetBytes) {
+  /**
+   * After one call of bucket {@code bucket}: what its reads found and its flush evicted, the cache's size, and how
+   * many key groups its cache admission drops new groups of.
+   */
+  void windowCache(
+      int bucket, BucketState.CacheActivity activity, long bytes, long budgetBytes, int droppingKeyGroups) {
     cachedReads.inc(activity.cached());
     loadedReads.inc(activity.loaded());
     resumedReads.inc(activity.resumed());
@@ -264,6 +274,7 @@ public final class EvaluatorMetrics {
     String label = Integer.toString(bucket);
     cacheBytes.labelValues(label).set(bytes);
     cacheBudget.labelValues(label).set(budgetBytes);
+    cacheDroppingKeyGroups.labelValues(label).set(droppingKeyGroups);
   }
 
   void recordsProcessed(long count) {

@@ -25,12 +25,15 @@ class GroupRowsTest {
   private final TreeMap<String, byte[]> events = new TreeMap<>();
   private final TreeMap<String, byte[]> buckets = new TreeMap<>();
   private int eventReads;
+  private int snapshotReads;
   private final GroupRows rows =
       new GroupRows(
           table(heads),
           GroupRows.Table.of(
               key -> {
-                eventReads += key.endsWith("s") ? 0 : 1;
+                boolean snapshot = key.equals(GroupRows.snapshotKey(GROUP));
+                eventReads += snapshot ? 0 : 1;
+                snapshotReads += snapshot ? 1 : 0;
                 return events.get(key);
               },
               events::put,
@@ -55,6 +58,7 @@ class GroupRowsTest {
 
   private GroupWindow load() {
     eventReads = 0;
+    snapshotReads = 0;
     GroupWindow window = rows.load(GROUP);
     window.prepare(FIELDS, SPECS);
     return window;
@@ -108,6 +112,18 @@ class GroupRowsTest {
     unwritten.insert(9_000, 9_000, 0, 9_000, 1, new Object[] {BigDecimal.ONE});
     assertFalse(rows.saveSnapshot(GROUP, unwritten));
     assertNull(events.get(GroupRows.snapshotKey(GROUP)));
+  }
+
+  @Test
+  void loadingAWindowOfFewerIdsThanASnapshotNeedsDoesNotLookForOne() {
+    written(new GroupWindow(FIELDS), 0, GroupRows.SNAPSHOT_MIN_EVENTS - 1);
+    GroupWindow small = load();
+    assertEquals(0, snapshotReads);
+    assertEquals(GroupRows.SNAPSHOT_MIN_EVENTS - 1, eventReads, "read from its events");
+    assertEquals(GroupRows.SNAPSHOT_MIN_EVENTS - 1, small.size());
+    written(small, 60_000, 1); // as many ids as a snapshot needs
+    load();
+    assertEquals(1, snapshotReads, "looked for, and none found");
   }
 
   @Test

@@ -487,7 +487,9 @@ class BucketStateTest {
   void aKeyGroupWhoseGroupsDoNotRecurHasItsNewGroupsWrittenAndNotKept() {
     BucketState state = claim();
     addCountRule(state.engine(), 60);
+    assertEquals(0, state.droppingKeyGroups());
     evaluateEach(state, T0, IntStream.range(0, CacheAdmission.PERIOD).mapToObj(i -> "p" + i).toList());
+    assertEquals(1, state.droppingKeyGroups(), "what the metric reports");
     long cachedBytes = state.cachedBytes();
     evaluate(state, "new", T0 + 10_000_000);
     assertEquals(cachedBytes, state.cachedBytes(), "written, then dropped from the cache");
