@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.function.IntPredicate;
 
 /**
  * The byte form of one stored event and of one bucket slot (state rows), and of a group window's head.
@@ -87,29 +88,23 @@ public final class EventCodec {
   }
 
   public static StoredEvent decode(byte[] data) {
-    try {
-      Reader in = new Reader(data);
-      int format = in.varint();
-      if (format != EVENT_FORMAT) {
-        throw new CorruptStateException("unknown stored event format " + format);
-      }
-      long id = in.varlong();
-      long eventTimeMs = in.varlong();
-      long ingestTsMs = in.varlong();
-      int partition = Math.toIntExact(in.varlong());
-      long offset = in.varlong();
-      long ruleSeq = in.varlong();
-      Object[] values = new Object[in.count()];
-      for (int i = 0; i < values.length; i++) {
-        values[i] = in.value();
-      }
-      in.end();
-      return StoredEvent.owning(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values);
-    } catch (CorruptStateException exc) {
-      throw exc;
-    } catch (RuntimeException exc) {
-      throw new CorruptStateException("unreadable stored event: " + exc, exc);
-    }
+    return read(
+        data,
+        "stored event",
+        format -> format == EVENT_FORMAT,
+        (in, format) -> {
+          long id = in.varlong();
+          long eventTimeMs = in.varlong();
+          long ingestTsMs = in.varlong();
+          int partition = Math.toIntExact(in.varlong());
+          long offset = in.varlong();
+          long ruleSeq = in.varlong();
+          Object[] values = new Object[in.count()];
+          for (int i = 0; i < values.length; i++) {
+            values[i] = in.value();
+          }
+          return StoredEvent.owning(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values);
+        });
   }
 
   public static byte[] encodeHead(GroupWindow window) {
@@ -150,29 +145,23 @@ public final class EventCodec {
   }
 
   public static SortedMap<Long, Bucket> decodeSlot(byte[] data) {
-    try {
-      Reader in = new Reader(data);
-      int format = in.varint();
-      if (format != SLOT_FORMAT) {
-        throw new CorruptStateException("unknown bucket slot format " + format);
-      }
-      SortedMap<Long, Bucket> buckets = new TreeMap<>();
-      for (int i = in.count(); i > 0; i--) {
-        long seq = in.varlong();
-        if (buckets.put(seq, in.bucket()) != null) {
-          throw new CorruptStateException("window " + seq + " twice in a bucket slot");
-        }
-      }
-      in.end();
-      if (buckets.isEmpty()) {
-        throw new CorruptStateException("empty bucket slot");
-      }
-      return buckets;
-    } catch (CorruptStateException exc) {
-      throw exc;
-    } catch (RuntimeException exc) {
-      throw new CorruptStateException("unreadable bucket slot: " + exc, exc);
-    }
+    return read(
+        data,
+        "bucket slot",
+        format -> format == SLOT_FORMAT,
+        (in, format) -> {
+          SortedMap<Long, Bucket> buckets = new TreeMap<>();
+          for (int i = in.count(); i > 0; i--) {
+            long seq = in.varlong();
+            if (buckets.put(seq, in.bucket()) != null) {
+              throw new CorruptStateException("window " + seq + " twice in a bucket slot");
+            }
+          }
+          if (buckets.isEmpty()) {
+            throw new CorruptStateException("empty bucket slot");
+          }
+          return buckets;
+        });
   }
 
   public static byte[] encodeBucket(Bucket bucket) {
@@ -183,20 +172,7 @@ public final class EventCodec {
   }
 
   public static Bucket decodeBucket(byte[] data) {
-    try {
-      Reader in = new Reader(data);
-      int format = in.varint();
-      if (format != BUCKET_FORMAT) {
-        throw new CorruptStateException("unknown bucket format " + format);
-      }
-      Bucket bucket = in.bucket();
-      in.end();
-      return bucket;
-    } catch (CorruptStateException exc) {
-      throw exc;
-    } catch (RuntimeException exc) {
-      throw new CorruptStateException("unreadable bucket: " + exc, exc);
-    }
+    return read(data, "bucket", format -> format == BUCKET_FORMAT, (in, format) -> in.bucket());
   }
 
   /**
@@ -245,96 +221,110 @@ public final class EventCodec {
   }
 
   public static SavedWindow decodeSnapshot(byte[] data) {
-    try {
-      Reader in = new Reader(data);
-      int format = in.varint();
-      if (format != SNAPSHOT_FORMAT) {
-        throw new CorruptStateException("unknown window snapshot format " + format);
-      }
-      byte[] head = in.blob();
-      int size = in.count();
-      long[] times = new long[size];
-      long[] ids = new long[size];
-      for (int i = 0; i < size; i++) {
-        times[i] = in.varlong() + (i == 0 ? 0 : times[i - 1]);
-        ids[i] = in.varlong() + (i == 0 ? 0 : ids[i - 1]);
-      }
-      Map<String, GroupWindow.SavedAggregator> aggregators = new LinkedHashMap<>();
-      for (int i = in.count(); i > 0; i--) {
-        String slot = (String) in.value();
-        String uid = (String) in.value();
-        long windowStartSeq = in.varlong();
-        long windowStartTsMs = in.varlong();
-        List<String> fieldNames = in.strings();
-        Long precisionMs = in.optionalLong();
-        WindowSpec.Kind kind = WindowSpec.Kind.values()[in.varint()];
-        WindowSpec.Key key = new WindowSpec.Key(uid, windowStartSeq, windowStartTsMs, fieldNames, precisionMs);
-        WindowSpec.Identity spec = new WindowSpec.Identity(key, kind, in.varlong(), in.varlong());
-        int tag = in.varint();
-        AggregatorSnapshot state =
-            switch (tag) {
-              case SUM_COUNT_STATE ->
-                  new AggregatorSnapshot.SumCount(in.varlong(), in.decimal(), in.varlong(), in.varlong());
-              case EXTREME_STATE ->
-                  new AggregatorSnapshot.Extreme(in.varlong(), in.varlong(), in.candidates(), in.candidates());
-              default -> throw new CorruptStateException("unknown aggregator state " + tag);
-            };
-        if (aggregators.put(slot, new GroupWindow.SavedAggregator(spec, state)) != null) {
-          throw new CorruptStateException("slot " + slot + " twice in a window snapshot");
-        }
-      }
-      in.end();
-      return new SavedWindow(head, new GroupWindow.Snapshot(times, ids, aggregators));
-    } catch (CorruptStateException exc) {
-      throw exc;
-    } catch (RuntimeException exc) {
-      throw new CorruptStateException("unreadable window snapshot: " + exc, exc);
-    }
+    return read(
+        data,
+        "window snapshot",
+        format -> format == SNAPSHOT_FORMAT,
+        (in, format) -> {
+          byte[] head = in.blob();
+          int size = in.count();
+          long[] times = new long[size];
+          long[] ids = new long[size];
+          for (int i = 0; i < size; i++) {
+            times[i] = in.varlong() + (i == 0 ? 0 : times[i - 1]);
+            ids[i] = in.varlong() + (i == 0 ? 0 : ids[i - 1]);
+          }
+          Map<String, GroupWindow.SavedAggregator> aggregators = new LinkedHashMap<>();
+          for (int i = in.count(); i > 0; i--) {
+            String slot = (String) in.value();
+            String uid = (String) in.value();
+            long windowStartSeq = in.varlong();
+            long windowStartTsMs = in.varlong();
+            List<String> fieldNames = in.strings();
+            Long precisionMs = in.optionalLong();
+            WindowSpec.Kind kind = WindowSpec.Kind.values()[in.varint()];
+            WindowSpec.Key key = new WindowSpec.Key(uid, windowStartSeq, windowStartTsMs, fieldNames, precisionMs);
+            WindowSpec.Identity spec = new WindowSpec.Identity(key, kind, in.varlong(), in.varlong());
+            int tag = in.varint();
+            AggregatorSnapshot state =
+                switch (tag) {
+                  case SUM_COUNT_STATE ->
+                      new AggregatorSnapshot.SumCount(in.varlong(), in.decimal(), in.varlong(), in.varlong());
+                  case EXTREME_STATE ->
+                      new AggregatorSnapshot.Extreme(in.varlong(), in.varlong(), in.candidates(), in.candidates());
+                  default -> throw new CorruptStateException("unknown aggregator state " + tag);
+                };
+            if (aggregators.put(slot, new GroupWindow.SavedAggregator(spec, state)) != null) {
+              throw new CorruptStateException("slot " + slot + " twice in a window snapshot");
+            }
+          }
+          return new SavedWindow(head, new GroupWindow.Snapshot(times, ids, aggregators));
+        });
   }
 
   public static Head decodeHead(byte[] data) {
+    return read(
+        data,
+        "group head",
+        format -> format >= HEAD_FORMAT_WITHOUT_INGEST && format <= HEAD_FORMAT,
+        (in, format) -> {
+          List<String> names = new ArrayList<>();
+          for (int i = in.count(); i > 0; i--) {
+            names.add((String) in.value());
+          }
+          Long maxMs = in.optionalLong();
+          Long floorMs = in.optionalLong();
+          long nextEventId = in.varlong();
+          long minLiveId = in.varlong();
+          Long maxIngestMs = format >= HEAD_FORMAT_WITHOUT_BUCKETS ? in.optionalLong() : null;
+          List<GroupWindow.BucketSpan> spans = new ArrayList<>();
+          List<WindowBuckets> windowBuckets = new ArrayList<>();
+          for (int i = format >= HEAD_FORMAT_WITH_WINDOW_BUCKETS ? in.count() : 0; i > 0; i--) {
+            if (format == HEAD_FORMAT) {
+              spans.add(new GroupWindow.BucketSpan(in.varlong(), in.varlong(), in.varlong()));
+              continue;
+            }
+            in.value(); // the rule's uid
+            long seq = in.varlong();
+            in.varlong(); // its window start time
+            GroupWindow.BucketsOf window = new GroupWindow.BucketsOf(seq, in.varlong());
+            windowBuckets.add(new WindowBuckets(window, in.varlong(), in.varlong()));
+          }
+          return new Head(
+              List.copyOf(names),
+              maxMs,
+              floorMs,
+              nextEventId,
+              minLiveId,
+              maxIngestMs,
+              List.copyOf(spans),
+              List.copyOf(windowBuckets));
+        });
+  }
+
+  /** What a decoder reads after the row's format number. */
+  private interface Body<T> {
+    T read(Reader in, int format);
+  }
+
+  /**
+   * The row {@code data} read by {@code body} after its format number, which {@code known} must accept, to its last
+   * byte. Whatever is wrong with the bytes raises {@link CorruptStateException} naming {@code what}.
+   */
+  private static <T> T read(byte[] data, String what, IntPredicate known, Body<T> body) {
     try {
       Reader in = new Reader(data);
       int format = in.varint();
-      if (format < HEAD_FORMAT_WITHOUT_INGEST || format > HEAD_FORMAT) {
-        throw new CorruptStateException("unknown group head format " + format);
+      if (!known.test(format)) {
+        throw new CorruptStateException("unknown " + what + " format " + format);
       }
-      List<String> names = new ArrayList<>();
-      for (int i = in.count(); i > 0; i--) {
-        names.add((String) in.value());
-      }
-      Long maxMs = in.optionalLong();
-      Long floorMs = in.optionalLong();
-      long nextEventId = in.varlong();
-      long minLiveId = in.varlong();
-      Long maxIngestMs = format >= HEAD_FORMAT_WITHOUT_BUCKETS ? in.optionalLong() : null;
-      List<GroupWindow.BucketSpan> spans = new ArrayList<>();
-      List<WindowBuckets> windowBuckets = new ArrayList<>();
-      for (int i = format >= HEAD_FORMAT_WITH_WINDOW_BUCKETS ? in.count() : 0; i > 0; i--) {
-        if (format == HEAD_FORMAT) {
-          spans.add(new GroupWindow.BucketSpan(in.varlong(), in.varlong(), in.varlong()));
-          continue;
-        }
-        in.value(); // the rule's uid
-        long seq = in.varlong();
-        in.varlong(); // its window start time
-        GroupWindow.BucketsOf window = new GroupWindow.BucketsOf(seq, in.varlong());
-        windowBuckets.add(new WindowBuckets(window, in.varlong(), in.varlong()));
-      }
+      T value = body.read(in, format);
       in.end();
-      return new Head(
-          List.copyOf(names),
-          maxMs,
-          floorMs,
-          nextEventId,
-          minLiveId,
-          maxIngestMs,
-          List.copyOf(spans),
-          List.copyOf(windowBuckets));
+      return value;
     } catch (CorruptStateException exc) {
       throw exc;
     } catch (RuntimeException exc) {
-      throw new CorruptStateException("unreadable group head: " + exc, exc);
+      throw new CorruptStateException("unreadable " + what + ": " + exc, exc);
     }
   }
 
