@@ -20,12 +20,16 @@ final class MetricValues {
 
   /** A counter's or gauge's non-zero values by the value of {@code label}. */
   Map<String, Double> by(String metric, String label) {
+    Map<String, Double> values = every(metric, label);
+    values.values().removeIf(value -> value == 0);
+    return values;
+  }
+
+  /** Every value a counter or gauge serves, zeros included, by the value of {@code label}. */
+  Map<String, Double> every(String metric, String label) {
     Map<String, Double> values = new TreeMap<>();
     for (DataPointSnapshot point : snapshots.get(metric).getDataPoints()) {
-      double value = value(point);
-      if (value != 0) {
-        values.put(point.getLabels().get(label), value);
-      }
+      values.put(point.getLabels().get(label), value(point));
     }
     return values;
   }
