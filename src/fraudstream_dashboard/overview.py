@@ -362,6 +362,17 @@ def panels() -> list[timeseries.Panel | stat.Panel]:
             by_name=[right_axis("hit ratio", "percentunit")],
         ),
         graph(
+            17,
+            "Cache admission",
+            "Key groups (rule grouping keys) whose new groups each bucket's cache drops after their call instead of "
+            "keeping them, because fewer than 1 in 64 of the key group's reads found an existing group (a pair of "
+            "two large id spaces, say); such a group is read back from the state store if it recurs. Decided again "
+            "every 8 192 reads of the key group, and each change is logged. Not an error: it keeps groups seen once "
+            "from churning the cache.",
+            "short",
+            [Query("bucket {{bucket}}", f"sum by (bucket) ({series('fraud_window_cache_dropping_key_groups')})")],
+        ),
+        graph(
             14,
             "Rejected rule messages",
             "Rules-topic records the detector could not apply, by reason (unparseable, invalid, key-mismatch, "

@@ -81,6 +81,7 @@ def test_latency_panel_has_p50_p95_p99_with_300_and_500_ms_lines() -> None:
             "window cache",
             ["fraud_window_cache_bytes", "fraud_window_cache_budget_bytes", "fraud_window_cache_reads_total"],
         ),
+        ("cache admission", ["fraud_window_cache_dropping_key_groups", "by (bucket)"]),
     ],
 )
 def test_panel_shows(title_part: str, metrics: list[str]) -> None:
