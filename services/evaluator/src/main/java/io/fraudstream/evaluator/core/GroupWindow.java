@@ -52,20 +52,21 @@ public final class GroupWindow implements EventLog {
   public static final int PAGE = 64;
 
   /**
-   * Heap estimates for {@link #heapBytes}, measured (heap after full GC, 20 000 groups of the benchmark's pair key
-   * group, its transactions' fields; the test sources' {@code HeapPerGroup} measures the events): a window with its
-   * share of the cache's maps; each rule's aggregator; a live event's index (time, id, slot and live-id heap entry,
-   * with the arrays' growth room); a decoded event with its projected values and its share of the MIN/MAX deques; a
-   * bucket of a bucketed rule. A MIN/MAX deque entry beyond that share ({@link WindowAggregator#heldValues}; the
-   * measurement's random amounts kept few) is estimated, not measured: its time and value slots in the deque's buffers
-   * (12 B), their growth room, and the value it keeps alive once its event is paged out. Each further event measured
-   * ~190 B (359 B before {@link StoredEvent} dropped its list objects), of which the index's 30.
+   * Heap estimates for {@link #heapBytes}. Measured with the test sources' {@code HeapPerGroup} (heap after full GC,
+   * 20 000 groups of the benchmark's pair key group under one SUM rule, its transactions' fields): a window with its
+   * share of the cache's maps, its index arrays apart, and a rule's aggregator; a group with one event measured 1 330
+   * B, the estimate 1 372. Computed from the objects themselves ({@link HeapSizes}): the index ({@link #indexBytes},
+   * each array as allocated) and each decoded event ({@link StoredEvent#heapBytes}), the parts that grow as a window
+   * lengthens, so that the cache's charge follows the heap whatever mix of windows it holds. (Fixed charges of 30 B
+   * an indexed and 170 B a decoded event fell behind a running detector's: at a full cache, its heap after full GC
+   * grew 81 MB from minute 8 to 20, 61 MB of it arrays of longs.) A further event measured 189.6 B, estimated 232: the
+   * decimal read from its amount was shared with other events. Estimated, not measured: a bucket of a bucketed
+   * rule; a MIN/MAX deque entry ({@link WindowAggregator#heldValues}), its time and value slots in the deque's
+   * buffers (12 B), their growth room, and the value it keeps alive once its event is paged out.
    */
-  static final long WINDOW_BYTES = 1_000;
+  static final long WINDOW_BYTES = 630;
 
   static final long AGGREGATOR_BYTES = 270;
-  static final long INDEXED_EVENT_BYTES = 30;
-  public static final long DECODED_EVENT_BYTES = 170;
   static final long BUCKET_BYTES = 200;
   static final long HELD_VALUE_BYTES = 64;
 
@@ -74,6 +75,7 @@ public final class GroupWindow implements EventLog {
   private long[] times = new long[8];
   private long[] ids = new long[8];
   private int decoded; // events[i] != null, i >= head
+  private long decodedBytes; // their StoredEvent.heapBytes()
   private EventPager pager;
   private long tailStart; // absolute index from which events are kept as inserted, until they age out of the tail
   private final List<Long> pagedIn = new ArrayList<>(); // absolute indices read back since the last page-out
@@ -156,6 +158,9 @@ public final class GroupWindow implements EventLog {
       window.ids[i] = window.events.get(i).id();
     }
     window.decoded = window.events.size();
+    for (StoredEvent event : window.events) {
+      window.decodedBytes += event.heapBytes();
+    }
     return window;
   }
 
@@ -325,10 +330,19 @@ public final class GroupWindow implements EventLog {
     }
     return WINDOW_BYTES
         + AGGREGATOR_BYTES * aggregators.size()
-        + INDEXED_EVENT_BYTES * size()
-        + DECODED_EVENT_BYTES * decoded
+        + indexBytes()
+        + decodedBytes
         + BUCKET_BYTES * bucketCount()
         + HELD_VALUE_BYTES * heldValues;
+  }
+
+  /**
+   * The index of the events in {@link #events}: their times and ids, their slots in the list (with a quarter of
+   * growth room, an ArrayList's average), and the live-id heap; each array as allocated, growth room included.
+   */
+  long indexBytes() {
+    int slots = events.size();
+    return 2 * HeapSizes.longArray(times.length) + liveIds.heapBytes() + HeapSizes.referenceArray(slots + slots / 4);
   }
 
   /**
@@ -391,9 +405,11 @@ public final class GroupWindow implements EventLog {
   }
 
   private void drop(int position) {
-    if (events.get(position) != null) {
+    StoredEvent event = events.get(position);
+    if (event != null) {
       events.set(position, null);
       decoded--;
+      decodedBytes -= event.heapBytes();
     }
   }
 
@@ -411,6 +427,7 @@ public final class GroupWindow implements EventLog {
         }
         events.set(i, event);
         decoded++;
+        decodedBytes += event.heapBytes();
         pagedIn.add(base + i);
       }
     }
@@ -508,7 +525,9 @@ public final class GroupWindow implements EventLog {
         for (int j = 0; j < picks.length; j++) {
           values[j] = picks[j] < 0 ? Missing.MISSING : event.value(picks[j]);
         }
-        events.set(i, event.withValues(values));
+        StoredEvent rewritten = event.withValues(values);
+        decodedBytes += rewritten.heapBytes() - event.heapBytes();
+        events.set(i, rewritten);
       }
       journal.clear(); // every live event is rewritten after a reprojection
       fieldNames = List.copyOf(newFieldNames);
@@ -604,6 +623,7 @@ public final class GroupWindow implements EventLog {
     ids[position] = event.id();
     events.add(position, event);
     decoded++;
+    decodedBytes += event.heapBytes();
     if (!hasMaxIngest || ingestTsMs > maxIngestMs) {
       maxIngestMs = ingestTsMs;
       hasMaxIngest = true;

@@ -29,4 +29,13 @@ public final class InMemoryGroupStore implements GroupStore {
   public int size() {
     return windows.size();
   }
+
+  /** The heap its windows hold by their estimates ({@link GroupWindow#heapBytes}). */
+  public long heapBytes() {
+    long bytes = 0;
+    for (GroupWindow window : windows.values()) {
+      bytes += window.heapBytes();
+    }
+    return bytes;
+  }
 }

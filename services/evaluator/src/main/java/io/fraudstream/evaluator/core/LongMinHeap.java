@@ -15,6 +15,11 @@ final class LongMinHeap {
     return size;
   }
 
+  /** The heap its array takes, growth room included. */
+  long heapBytes() {
+    return HeapSizes.longArray(heap.length);
+  }
+
   void add(long value) {
     if (size == heap.length) {
       heap = Arrays.copyOf(heap, size * 2);

@@ -20,6 +20,7 @@ import java.util.Objects;
  * collection finds alive is copied), so an event is a few flat arrays and no list objects.
  */
 public final class StoredEvent {
+  private static final int SHALLOW_BYTES = 72;
   private final long id;
   private final long eventTimeMs;
   private final long ingestTsMs;
@@ -31,6 +32,8 @@ public final class StoredEvent {
   private final BigDecimal[] numbers;
   /** Those numbers that are amounts ({@link Decimals#isAmount}): {@link #numbers} itself when all of them are. */
   private final BigDecimal[] amounts;
+  /** What the event alone holds on the heap (see {@link #heapBytes}). */
+  private final int heapBytes;
 
   /** An event holding a copy of {@code values}. */
   public StoredEvent(
@@ -55,6 +58,25 @@ public final class StoredEvent {
     this.values = values;
     this.numbers = numbersOf(values);
     this.amounts = amountsOf(numbers);
+    this.heapBytes = (int) heapBytesOf(values, numbers, amounts);
+  }
+
+  /** The object (header, five longs, two ints, three references) and everything it refers to (HeapSizes). */
+  private static long heapBytesOf(Object[] values, BigDecimal[] numbers, BigDecimal[] amounts) {
+    long bytes = SHALLOW_BYTES + HeapSizes.referenceArray(values.length);
+    for (int i = 0; i < values.length; i++) {
+      bytes += HeapSizes.value(values[i]);
+      if (numbers != null && numbers[i] != null && numbers[i] != values[i]) {
+        bytes += HeapSizes.number(numbers[i]); // read from a string or a long
+      }
+    }
+    if (numbers != null) {
+      bytes += HeapSizes.referenceArray(numbers.length);
+    }
+    if (amounts != null && amounts != numbers) {
+      bytes += HeapSizes.referenceArray(amounts.length);
+    }
+    return bytes;
   }
 
   private static BigDecimal[] numbersOf(Object[] values) {
@@ -109,6 +131,14 @@ public final class StoredEvent {
 
   public long ruleSeq() {
     return ruleSeq;
+  }
+
+  /**
+   * The heap this event holds with its values, numbers and arrays, by {@link HeapSizes}' layout: what dropping its
+   * decoded form from a cached window frees, unless another window shares its values.
+   */
+  public long heapBytes() {
+    return heapBytes;
   }
 
   /** How many projected values the event holds. */

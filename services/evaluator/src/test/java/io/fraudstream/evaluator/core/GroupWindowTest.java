@@ -168,12 +168,26 @@ class GroupWindowTest {
   void heapBytesChargesEveryValueAMinWindowHolds() {
     GroupWindow window = oneRule("min", WindowSpec.Kind.MIN, 100_000, 1_000);
     insert(window, 0, 0, BigDecimal.valueOf(1_000));
-    long one = window.heapBytes();
+    long one = window.heapBytes() - window.indexBytes();
+    long events = 0;
     for (int i = 1; i < 100; i++) {
-      insert(window, i * 100L, i, BigDecimal.valueOf(1_000 + i)); // rising: each is the minimum of what follows it
+      // rising: each is the minimum of what follows it
+      events += insert(window, i * 100L, i, BigDecimal.valueOf(1_000 + i)).heapBytes();
     }
-    long perEvent = GroupWindow.INDEXED_EVENT_BYTES + GroupWindow.DECODED_EVENT_BYTES + GroupWindow.HELD_VALUE_BYTES;
-    assertEquals(one + 99 * perEvent, window.heapBytes());
+    assertEquals(one + events + 99 * GroupWindow.HELD_VALUE_BYTES, window.heapBytes() - window.indexBytes());
+  }
+
+  @Test
+  void theIndexIsChargedAsItsArraysAreAllocated() {
+    GroupWindow window = new GroupWindow(FIELDS);
+    // Empty: times, ids and live ids of 8 slots each (16 + 64 B), the event list's none (16 B).
+    assertEquals(3 * 80 + 16, window.indexBytes());
+    for (int i = 0; i < 100; i++) {
+      insert(window, i * 100L, i, BigDecimal.valueOf(i));
+    }
+    // 100 events: the three arrays doubled to 128 slots (16 + 1 024 B each); the list's 100 references with a
+    // quarter more of growth room (16 + 500 B, aligned to 520).
+    assertEquals(3 * 1_040 + 520, window.indexBytes());
   }
 
   @Test
@@ -186,11 +200,12 @@ class GroupWindowTest {
     }
     write(window, stored);
     long before = window.heapBytes();
+    long perEvent = window.events().get(0).heapBytes(); // each holds one small decimal
     window.pageOut(false);
     // The sum's cursor is the window's far edge (event 0): PAGE events from there, and the 11 events of the last
     // second (the lateness) stay decoded.
     assertEquals(GroupWindow.PAGE + 11, window.decodedCount());
-    assertEquals(before - (1_000 - GroupWindow.PAGE - 11) * GroupWindow.DECODED_EVENT_BYTES, window.heapBytes());
+    assertEquals(before - (1_000 - GroupWindow.PAGE - 11) * perEvent, window.heapBytes());
     for (int i = 1_000; i < 3_000; i++) {
       insert(window, i * 100L, i, BigDecimal.valueOf(i));
       long first = Math.max(0, i - 1_000);

@@ -6,8 +6,9 @@ import java.nio.charset.StandardCharsets;
  * Measures the heap a cached window holds, for {@link GroupWindow#heapBytes}'s estimates: 20 000 groups of the
  * benchmark's pair key group (payerId and beneficiaryId) under one SUM rule of 30 days, fed the default profile's
  * six-field transactions, the heap after full GC at one event a group and again at eleven. Prints the bytes a group
- * with one event holds and the bytes each further event adds. Not a test: run it by hand, in a JVM with room (e.g.
- * {@code java -Xms4g -Xmx4g -cp <test classes>:<classes>:<jackson-core jar> io.fraudstream.evaluator.core.HeapPerGroup}).
+ * with one event holds and the bytes each further event adds, each beside its estimate. Not a test: run it by hand,
+ * in a JVM with room (e.g. {@code java -Xms4g -Xmx4g -cp <test classes>:<classes>:<jackson-core jar>
+ * io.fraudstream.evaluator.core.HeapPerGroup}).
  */
 public final class HeapPerGroup {
   private static final long T0 = 1_700_000_000_000L;
@@ -43,6 +44,7 @@ public final class HeapPerGroup {
     InMemoryGroupStore store = new InMemoryGroupStore();
     long empty = heapAfterGc();
     long oneEvent = 0;
+    long estimatedOneEvent = 0;
     long seq = 0;
     long eventTimeMs = T0;
     for (int round = 0; round <= FURTHER_EVENTS; round++) {
@@ -52,11 +54,17 @@ public final class HeapPerGroup {
       }
       if (round == 0) {
         oneEvent = heapAfterGc();
+        estimatedOneEvent = store.heapBytes();
       }
     }
     long full = heapAfterGc();
+    long estimatedFull = store.heapBytes();
     System.out.printf(
-        "%d groups: %.0f B a group with one event, %.1f B each further event%n",
-        store.size(), (oneEvent - empty) / (double) GROUPS, (full - oneEvent) / (double) GROUPS / FURTHER_EVENTS);
+        "%d groups: %.0f B a group with one event, %.1f B each further event (estimated: %.0f B, %.1f B)%n",
+        store.size(),
+        (oneEvent - empty) / (double) GROUPS,
+        (full - oneEvent) / (double) GROUPS / FURTHER_EVENTS,
+        estimatedOneEvent / (double) GROUPS,
+        (estimatedFull - estimatedOneEvent) / (double) GROUPS / FURTHER_EVENTS);
   }
 }

@@ -19,6 +19,20 @@ class StoredEventTest {
   }
 
   @Test
+  void heapBytesCountsTheEventItsArraysAndWhatOnlyItsValuesHold() {
+    // 72 (the object) + 40 (5 references) + 48 (a string of 3 Latin-1 characters: 24 + 16 + 3, aligned) + 40 (a
+    // decimal of a long's digits) + 40 (the numbers: the decimal is its own, and an amount, so no amounts array);
+    // nothing for the shared MISSING, null and true.
+    assertEquals(240, event(Arrays.asList("abc", BigDecimal.ONE, Missing.MISSING, null, true)).heapBytes());
+    // A decimal-literal string holds its characters and the number read from it; 24 digits need a BigInteger (three
+    // ints of magnitude: 40 + 32).
+    assertEquals(72 + 24 + 48 + 40 + 24, event(List.of("7.25")).heapBytes());
+    assertEquals(72 + 24 + 40 + (40 + 32) + 24, event(List.of(new BigDecimal("123456789012345678901234"))).heapBytes());
+    // The amounts are an array of their own once a number is not an amount.
+    assertEquals(72 + 24 + 40 + 24 + 24, event(List.of(new BigDecimal("1E+400"))).heapBytes());
+  }
+
+  @Test
   void numbersAndAmountsAreTheValuesReadAsTheRulesReadThem() {
     BigDecimal amount = new BigDecimal("12.50");
     StoredEvent event =
