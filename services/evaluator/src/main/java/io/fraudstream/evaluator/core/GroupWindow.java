@@ -337,12 +337,12 @@ public final class GroupWindow implements EventLog {
   }
 
   /**
-   * The index of the events in {@link #events}: their times and ids, their slots in the list (with a quarter of
-   * growth room, an ArrayList's average), and the live-id heap; each array as allocated, growth room included.
+   * The index of the events in {@link #events}: their times and ids, the live-id heap and the list's slots; each
+   * array as allocated, growth room included. The list's are taken to be as many as the times' (neither shrinks when
+   * evicted events are compacted away; the list grows by half where the times double).
    */
   long indexBytes() {
-    int slots = events.size();
-    return 2 * HeapSizes.longArray(times.length) + liveIds.heapBytes() + HeapSizes.referenceArray(slots + slots / 4);
+    return 2 * HeapSizes.longArray(times.length) + liveIds.heapBytes() + HeapSizes.referenceArray(times.length);
   }
 
   /**

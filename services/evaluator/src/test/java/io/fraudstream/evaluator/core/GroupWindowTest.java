@@ -180,14 +180,18 @@ class GroupWindowTest {
   @Test
   void theIndexIsChargedAsItsArraysAreAllocated() {
     GroupWindow window = new GroupWindow(FIELDS);
-    // Empty: times, ids and live ids of 8 slots each (16 + 64 B), the event list's none (16 B).
-    assertEquals(3 * 80 + 16, window.indexBytes());
-    for (int i = 0; i < 100; i++) {
+    // Empty: times, ids and live ids of 8 slots each (16 + 64 B), and as many list slots (16 + 32 B).
+    assertEquals(3 * 80 + 48, window.indexBytes());
+    for (int i = 0; i < 1_000; i++) {
       insert(window, i * 100L, i, BigDecimal.valueOf(i));
     }
-    // 100 events: the three arrays doubled to 128 slots (16 + 1 024 B each); the list's 100 references with a
-    // quarter more of growth room (16 + 500 B, aligned to 520).
-    assertEquals(3 * 1_040 + 520, window.indexBytes());
+    // 1 000 events: the arrays doubled to 1 024 slots (16 + 8 192 B each, and 16 + 4 096 B for the list's).
+    assertEquals(3 * 8_208 + 4_112, window.indexBytes());
+    // Evicting 900 events compacts them away, which shrinks neither the times, the ids nor the list; the live-id heap
+    // halves whenever it is under a quarter full, down to 256 slots (16 + 2 048 B) for the 100 left.
+    window.setFloor(90_000);
+    assertEquals(100, window.size());
+    assertEquals(2 * 8_208 + 2_064 + 4_112, window.indexBytes());
   }
 
   @Test
