@@ -157,9 +157,8 @@ public final class GroupWindow implements EventLog {
       window.times[i] = window.events.get(i).eventTimeMs();
       window.ids[i] = window.events.get(i).id();
     }
-    window.decoded = window.events.size();
     for (StoredEvent event : window.events) {
-      window.decodedBytes += event.heapBytes();
+      window.countDecoded(event, 1);
     }
     return window;
   }
@@ -408,9 +407,14 @@ public final class GroupWindow implements EventLog {
     StoredEvent event = events.get(position);
     if (event != null) {
       events.set(position, null);
-      decoded--;
-      decodedBytes -= event.heapBytes();
+      countDecoded(event, -1);
     }
+  }
+
+  /** Counts {@code event} in (+1) or out of (-1) the decoded events and their bytes, which move together. */
+  private void countDecoded(StoredEvent event, int sign) {
+    decoded += sign;
+    decodedBytes += sign * event.heapBytes();
   }
 
   /** Reads back the paged-out event at {@code position} and the next dropped ones, up to {@link #PAGE}. */
@@ -426,8 +430,7 @@ public final class GroupWindow implements EventLog {
           throw new CorruptStateException("the stored copy of event " + ids[i] + " is missing");
         }
         events.set(i, event);
-        decoded++;
-        decodedBytes += event.heapBytes();
+        countDecoded(event, 1);
         pagedIn.add(base + i);
       }
     }
@@ -526,7 +529,8 @@ public final class GroupWindow implements EventLog {
           values[j] = picks[j] < 0 ? Missing.MISSING : event.value(picks[j]);
         }
         StoredEvent rewritten = event.withValues(values);
-        decodedBytes += rewritten.heapBytes() - event.heapBytes();
+        countDecoded(event, -1);
+        countDecoded(rewritten, 1);
         events.set(i, rewritten);
       }
       journal.clear(); // every live event is rewritten after a reprojection
@@ -622,8 +626,7 @@ public final class GroupWindow implements EventLog {
     times[position] = eventTimeMs;
     ids[position] = event.id();
     events.add(position, event);
-    decoded++;
-    decodedBytes += event.heapBytes();
+    countDecoded(event, 1);
     if (!hasMaxIngest || ingestTsMs > maxIngestMs) {
       maxIngestMs = ingestTsMs;
       hasMaxIngest = true;
