@@ -20,6 +20,11 @@ import java.util.TreeMap;
  * moved or whose older buckets changed O(buckets).
  */
 final class BucketedWindow implements WindowAggregator {
+  // precisionMs, spec, buckets, written, dropped, closedValid, closedLow, closedHigh, closed
+  private static final long SHALLOW_BYTES = HeapSizes.object(8 + 4 + 4 + 4 + 4 + 1 + 8 + 8 + 4);
+  // An empty TreeMap (48 B), HashSet (16 B and its HashMap's 48 B) and LinkedHashSet (16 B and 56 B); the sets'
+  // tables come and go with the buckets changed between two writes, which are few.
+  private static final long COLLECTIONS_BYTES = 48 + 16 + 48 + 16 + 56;
   private final long precisionMs;
   private WindowSpec spec;
   private final TreeMap<Long, Bucket> buckets;
@@ -83,6 +88,11 @@ final class BucketedWindow implements WindowAggregator {
       case MAX -> new WindowAggregate(folded.total(), folded.count(), folded.high());
       case SUM_COUNT -> new WindowAggregate(folded.total(), folded.count(), null);
     };
+  }
+
+  @Override
+  public long heapBytes() {
+    return SHALLOW_BYTES + COLLECTIONS_BYTES;
   }
 
   /** Drops the buckets wholly before {@code floorMs}. */

@@ -9,10 +9,20 @@ import java.util.NoSuchElementException;
  * keeps alive into the next collection. Not thread-safe.
  */
 final class CandidateDeque {
+  // times, values, head, size
+  private static final long SHALLOW_BYTES = HeapSizes.object(4 + 4 + 4 + 4);
   private long[] times = new long[4];
   private BigDecimal[] values = new BigDecimal[4];
   private int head; // index of the first candidate
   private int size;
+
+  /** The heap it holds: its buffers as allocated (they grow, never shrink) and a decimal per candidate. */
+  long heapBytes() {
+    return SHALLOW_BYTES
+        + HeapSizes.longArray(times.length)
+        + HeapSizes.referenceArray(values.length)
+        + size * HeapSizes.decimal();
+  }
 
   boolean isEmpty() {
     return size == 0;

@@ -14,6 +14,8 @@ import java.util.function.LongPredicate;
  * scans the window (the costs are Python's twin's, aggregates.py).
  */
 final class ExtremeWindow implements WindowAggregator {
+  // windowMs, latenessMs, valueOf, preferLow, empty, maxMs, settled, tail, settledEnd
+  private static final long SHALLOW_BYTES = HeapSizes.object(8 + 8 + 4 + 1 + 1 + 8 + 4 + 4 + 8);
   private final long windowMs;
   private final long latenessMs;
   private final ValueOf valueOf;
@@ -178,9 +180,13 @@ final class ExtremeWindow implements WindowAggregator {
     return settledEnd;
   }
 
+  /**
+   * With its two deques: with values that keep rising for a MIN (falling for a MAX), or recurring within the
+   * lateness, up to a candidate per event.
+   */
   @Override
-  public int heldValues() {
-    return settled.size() + tail.size();
+  public long heapBytes() {
+    return SHALLOW_BYTES + settled.heapBytes() + tail.heapBytes();
   }
 
   private BigDecimal best(BigDecimal left, BigDecimal right) {

@@ -54,21 +54,26 @@ public final class GroupWindow implements EventLog {
   /**
    * Heap estimates for {@link #heapBytes}. Measured with the test sources' {@code HeapPerGroup} (heap after full GC,
    * 20 000 groups of the benchmark's pair key group under one SUM rule, its transactions' fields): a window with its
-   * share of the cache's maps, its index arrays apart, and a rule's aggregator; a group with one event measured 1 330
-   * B, the estimate 1 372. Computed from the objects themselves ({@link HeapSizes}): the index ({@link #indexBytes},
-   * each array as allocated) and each decoded event ({@link StoredEvent#heapBytes}), the parts that grow as a window
-   * lengthens, so that the cache's charge follows the heap whatever mix of windows it holds. (Fixed charges of 30 B
-   * an indexed and 170 B a decoded event fell behind a running detector's: at a full cache, its heap after full GC
-   * grew 81 MB from minute 8 to 20, 61 MB of it arrays of longs.) A further event measured 189.6 B, estimated 232: the
-   * decimal read from its amount was shared with other events. Estimated, not measured: a bucket of a bucketed
-   * rule; a MIN/MAX deque entry ({@link WindowAggregator#heldValues}), its time and value slots in the deque's
-   * buffers (12 B), their growth room, and the value it keeps alive once its event is paged out.
+   * share of the cache's maps, its index arrays and its rules' aggregators apart; a group with one event measured 1 329
+   * B, the estimate 1 294. Computed from the objects themselves ({@link HeapSizes}): the index ({@link #indexBytes},
+   * each array as allocated), each decoded event ({@link StoredEvent#heapBytes}) and each aggregator ({@link
+   * WindowAggregator#heapBytes}), the parts that grow as a window lengthens or its rules change, so that the cache's
+   * charge follows the heap whatever mix of windows and rules it holds. (Fixed charges of 30 B an indexed and 170 B a
+   * decoded event fell behind a running detector's: at a full cache, its heap after full GC grew 81 MB from minute 8
+   * to 20, 61 MB of it arrays of longs. A fixed 270 B an aggregator, measured for one SUM rule, put a group of the
+   * benchmark's 50 rules at 4 189 B where it measured 3 455; it is now estimated at 3 850.) A further event measured
+   * 189.6 B, estimated 230.4: the decimal read from its amount was shared with other events. Estimated, not measured:
+   * a bucket of a bucketed rule.
    */
   static final long WINDOW_BYTES = 630;
 
-  static final long AGGREGATOR_BYTES = 270;
+  /**
+   * A rule's slot in {@link #aggregators}: the linked map's entry (40 B), the spec-aggregator pair (24 B) and a share
+   * of the map's table (8 B); the aggregator itself charges what it holds ({@link WindowAggregator#heapBytes}).
+   */
+  static final long AGGREGATOR_ENTRY_BYTES = 72;
+
   static final long BUCKET_BYTES = 200;
-  static final long HELD_VALUE_BYTES = 64;
 
   private List<String> fieldNames;
   private final ArrayList<StoredEvent> events = new ArrayList<>();
@@ -323,16 +328,11 @@ public final class GroupWindow implements EventLog {
 
   /** An estimate of the heap the window holds (the constants above), by which the shell bounds its cache. */
   public long heapBytes() {
-    long heldValues = 0;
+    long aggregatorBytes = AGGREGATOR_ENTRY_BYTES * aggregators.size();
     for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
-      heldValues += aggregator.getValue().heldValues();
+      aggregatorBytes += aggregator.getValue().heapBytes();
     }
-    return WINDOW_BYTES
-        + AGGREGATOR_BYTES * aggregators.size()
-        + indexBytes()
-        + decodedBytes
-        + BUCKET_BYTES * bucketCount()
-        + HELD_VALUE_BYTES * heldValues;
+    return WINDOW_BYTES + aggregatorBytes + indexBytes() + decodedBytes + BUCKET_BYTES * bucketCount();
   }
 
   /**

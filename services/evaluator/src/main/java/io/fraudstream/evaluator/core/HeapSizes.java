@@ -10,6 +10,7 @@ import java.math.BigInteger;
  * shared with other windows (a string of the transaction every group of it projects) is charged to each of them.
  */
 final class HeapSizes {
+  private static final int OBJECT_HEADER = 12;
   private static final int ARRAY_HEADER = 16;
   private static final int BIG_DECIMAL = 40;
   private static final int BIG_INTEGER = 40;
@@ -23,6 +24,19 @@ final class HeapSizes {
 
   static long aligned(long bytes) {
     return (bytes + 7) & ~7L;
+  }
+
+  /** An object whose own fields take {@code fieldBytes} (references 4 B each, primitives their size). */
+  static long object(int fieldBytes) {
+    return aligned(OBJECT_HEADER + fieldBytes);
+  }
+
+  /**
+   * A decimal a window holds apart from its events (a MIN/MAX candidate's value, a running total), taken to fit a
+   * long's digits, as amounts do: its digits are not read, so that the charge costs nothing per value.
+   */
+  static long decimal() {
+    return BIG_DECIMAL;
   }
 
   /** An array of {@code length} references. */

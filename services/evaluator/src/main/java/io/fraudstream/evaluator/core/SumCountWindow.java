@@ -7,6 +7,8 @@ import java.math.BigDecimal;
  * amortized O(1) per in-order insertion, O(events within the lateness span) for an out-of-order one.
  */
 final class SumCountWindow implements WindowAggregator {
+  // windowMs, valueOf, empty, maxMs, total, count, front
+  private static final long SHALLOW_BYTES = HeapSizes.object(8 + 4 + 1 + 8 + 4 + 8 + 8);
   private final long windowMs;
   private final ValueOf valueOf;
   // The newest member time, unboxed (a box per insertion would be a young object kept alive by a cached window).
@@ -74,6 +76,11 @@ final class SumCountWindow implements WindowAggregator {
   @Override
   public long cursor() {
     return front;
+  }
+
+  @Override
+  public long heapBytes() {
+    return SHALLOW_BYTES + HeapSizes.decimal();
   }
 
   @Override

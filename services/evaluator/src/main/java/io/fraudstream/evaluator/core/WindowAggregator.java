@@ -20,13 +20,12 @@ interface WindowAggregator {
   }
 
   /**
-   * How many values it holds apart from the events (a MIN/MAX window's deque entries; {@link GroupWindow#heapBytes}
-   * charges each): with values that keep rising for a MIN (falling for a MAX), or recurring within the lateness, up to
-   * one per event.
+   * The heap it holds, as {@link HeapSizes} lays it out, growth room included: what it shares with every window of
+   * its rule (the spec, the value function) is not counted, the decimals it holds are, even where an event still
+   * decoded holds the same one. A bucketed window's buckets are not counted here: the group's window charges them
+   * with those restored and not yet taken up ({@link GroupWindow#heapBytes}).
    */
-  default int heldValues() {
-    return 0;
-  }
+  long heapBytes();
 
   /**
    * Its state with indices counted from {@code firstIndex}, the absolute index of the log's first live event; null

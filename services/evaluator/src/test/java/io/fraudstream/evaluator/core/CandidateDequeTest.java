@@ -13,6 +13,22 @@ import org.junit.jupiter.api.Test;
 
 class CandidateDequeTest {
   @Test
+  void heapBytesChargesItsBuffersAsAllocatedAndADecimalPerCandidate() {
+    CandidateDeque deque = new CandidateDeque();
+    // 16 B of fields, buffers of 4 longs (16 + 32 B) and 4 references (16 + 16 B)
+    assertEquals(32 + 48 + 32, deque.heapBytes());
+    for (int i = 0; i < 5; i++) {
+      deque.addLast(i, BigDecimal.ONE);
+    }
+    // grown to 8 slots each
+    assertEquals(32 + 80 + 48 + 5 * HeapSizes.decimal(), deque.heapBytes());
+    for (int i = 0; i < 5; i++) {
+      deque.removeFirst();
+    }
+    assertEquals(32 + 80 + 48, deque.heapBytes(), "the buffers do not shrink");
+  }
+
+  @Test
   void behavesLikeAnArrayDequeOfPairsThroughWrapsAndGrowth() {
     Random random = new Random(11);
     CandidateDeque deque = new CandidateDeque();
