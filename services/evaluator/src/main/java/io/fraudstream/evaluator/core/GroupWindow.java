@@ -54,16 +54,17 @@ public final class GroupWindow implements EventLog {
   /**
    * Heap estimates for {@link #heapBytes}. Measured with the test sources' {@code HeapPerGroup} (heap after full GC,
    * 20 000 groups of the benchmark's pair key group under one SUM rule, its transactions' fields): a window with its
-   * share of the cache's maps, its index arrays and its rules' aggregators apart; a group with one event measured 1 329
-   * B, the estimate 1 294. Computed from the objects themselves ({@link HeapSizes}): the index ({@link #indexBytes},
+   * share of the cache's maps, its index arrays and its rules' aggregators apart; a group with one event measured 1 361
+   * B, the estimate 1 318. Computed from the objects themselves ({@link HeapSizes}): the index ({@link #indexBytes},
    * each array as allocated), each decoded event ({@link StoredEvent#heapBytes}) and each aggregator ({@link
    * WindowAggregator#heapBytes}), the parts that grow as a window lengthens or its rules change, so that the cache's
    * charge follows the heap whatever mix of windows and rules it holds. (Fixed charges of 30 B an indexed and 170 B a
    * decoded event fell behind a running detector's: at a full cache, its heap after full GC grew 81 MB from minute 8
    * to 20, 61 MB of it arrays of longs. A fixed 270 B an aggregator, measured for one SUM rule, put a group of the
-   * benchmark's 50 rules at 4 189 B where it measured 3 455; it is now estimated at 3 850.) A further event measured
-   * 189.6 B, estimated 230.4: the decimal read from its amount was shared with other events. Estimated, not measured:
-   * a bucket of a bucketed rule.
+   * benchmark's 50 rules at 4 189 B where it measured 3 455; it is now estimated at 3 862, measured 3 486.) A
+   * further event measured 141.6 B, estimated 182.4: the decimal read from its amount was shared with other events
+   * (its group key's strings are the window's, {@link #shared}). Estimated, not measured: a bucket of a bucketed
+   * rule.
    */
   static final long WINDOW_BYTES = 630;
 
@@ -81,6 +82,11 @@ public final class GroupWindow implements EventLog {
   private long[] ids = new long[8];
   private int decoded; // events[i] != null, i >= head
   private long decodedBytes; // their StoredEvent.heapBytes()
+  // The string values every decoded event shares by reference where its own are equal (StoredEvent#sharing), by
+  // position: those of the first event decoded or inserted under the projection, so that a value every event
+  // repeats (its group key's) is on the heap once a window, not once an event. Null until then.
+  private Object[] shared;
+  private long sharedBytes; // their HeapSizes.value, with the array's
   private EventPager pager;
   private long tailStart; // absolute index from which events are kept as inserted, until they age out of the tail
   private final List<Long> pagedIn = new ArrayList<>(); // absolute indices read back since the last page-out
@@ -152,7 +158,7 @@ public final class GroupWindow implements EventLog {
     sorted.sort(Comparator.comparingLong(StoredEvent::eventTimeMs).thenComparingLong(StoredEvent::id));
     for (StoredEvent event : sorted) {
       if (floorMs == null || event.eventTimeMs() >= floorMs) {
-        window.events.add(event);
+        window.events.add(window.share(event));
         window.liveIds.add(event.id());
       }
     }
@@ -332,7 +338,7 @@ public final class GroupWindow implements EventLog {
     for (Map.Entry<WindowSpec, WindowAggregator> aggregator : aggregators.values()) {
       aggregatorBytes += aggregator.getValue().heapBytes();
     }
-    return WINDOW_BYTES + aggregatorBytes + indexBytes() + decodedBytes + BUCKET_BYTES * bucketCount();
+    return WINDOW_BYTES + aggregatorBytes + indexBytes() + sharedBytes + decodedBytes + BUCKET_BYTES * bucketCount();
   }
 
   /**
@@ -417,6 +423,30 @@ public final class GroupWindow implements EventLog {
     decodedBytes += sign * event.heapBytes();
   }
 
+  /** The values decoded events share: adopted from {@code values}' strings if there are none yet. */
+  private Object[] sharedFor(Object[] values) {
+    if (shared == null) {
+      shared = new Object[values.length];
+      sharedBytes = HeapSizes.referenceArray(values.length);
+      for (int i = 0; i < values.length; i++) {
+        if (values[i] instanceof String) {
+          shared[i] = values[i];
+          sharedBytes += HeapSizes.value(values[i]);
+        }
+      }
+    }
+    return shared;
+  }
+
+  /** {@code event} sharing the window's values ({@link StoredEvent#sharing}), which it may set up. */
+  private StoredEvent share(StoredEvent event) {
+    if (shared == null) {
+      Object[] values = event.values().toArray();
+      return event.withValues(values, sharedFor(values)); // charged without what it now shares
+    }
+    return event.sharing(shared);
+  }
+
   /** Reads back the paged-out event at {@code position} and the next dropped ones, up to {@link #PAGE}. */
   private StoredEvent pageIn(int position) {
     if (pager == null) {
@@ -425,10 +455,11 @@ public final class GroupWindow implements EventLog {
     int end = Math.min(events.size(), position + PAGE);
     for (int i = position; i < end; i++) {
       if (events.get(i) == null) {
-        StoredEvent event = pager.load(ids[i]);
-        if (event == null || event.id() != ids[i]) {
+        StoredEvent stored = pager.load(ids[i]);
+        if (stored == null || stored.id() != ids[i]) {
           throw new CorruptStateException("the stored copy of event " + ids[i] + " is missing");
         }
+        StoredEvent event = share(stored);
         events.set(i, event);
         countDecoded(event, 1);
         pagedIn.add(base + i);
@@ -522,13 +553,15 @@ public final class GroupWindow implements EventLog {
       for (int i = 0; i < picks.length; i++) {
         picks[i] = positions.getOrDefault(newFieldNames.get(i), -1);
       }
+      shared = null; // the positions change
+      sharedBytes = 0;
       for (int i = head; i < events.size(); i++) {
         StoredEvent event = events.get(i);
         Object[] values = new Object[picks.length];
         for (int j = 0; j < picks.length; j++) {
           values[j] = picks[j] < 0 ? Missing.MISSING : event.value(picks[j]);
         }
-        StoredEvent rewritten = event.withValues(values);
+        StoredEvent rewritten = event.withValues(values, sharedFor(values));
         countDecoded(event, -1);
         countDecoded(rewritten, 1);
         events.set(i, rewritten);
@@ -608,7 +641,9 @@ public final class GroupWindow implements EventLog {
    * values}: the caller must not change the array afterwards.
    */
   StoredEvent insert(long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, Object[] values) {
-    StoredEvent event = StoredEvent.owning(nextEventId++, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values);
+    StoredEvent event =
+        StoredEvent.owning(
+            nextEventId++, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values, sharedFor(values));
     int position;
     if (!hasMax || eventTimeMs >= maxMs) {
       position = events.size();

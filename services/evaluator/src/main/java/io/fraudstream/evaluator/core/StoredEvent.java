@@ -38,34 +38,80 @@ public final class StoredEvent {
   /** An event holding a copy of {@code values}. */
   public StoredEvent(
       long id, long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, List<Object> values) {
-    this(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values.toArray());
+    this(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values.toArray(), null);
   }
 
   /** An event that owns {@code values}: the caller must not change the array afterwards. */
   static StoredEvent owning(
       long id, long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, Object[] values) {
-    return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values);
+    return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values, null);
+  }
+
+  /**
+   * An event that owns {@code values}, sharing {@code shared}'s strings ({@link #sharing}): the caller must not
+   * change the array afterwards, whose equal strings are replaced by {@code shared}'s.
+   */
+  static StoredEvent owning(
+      long id, long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, Object[] values,
+      Object[] shared) {
+    return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values, shared);
   }
 
   private StoredEvent(
-      long id, long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, Object[] values) {
+      long id, long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, Object[] values,
+      Object[] shared) {
     this.id = id;
     this.eventTimeMs = eventTimeMs;
     this.ingestTsMs = ingestTsMs;
     this.partition = partition;
     this.offset = offset;
     this.ruleSeq = ruleSeq;
+    if (shared != null) {
+      for (int i = 0; i < values.length; i++) {
+        if (sharable(values, shared, i)) {
+          values[i] = shared[i];
+        }
+      }
+    }
     this.values = values;
     this.numbers = numbersOf(values);
     this.amounts = amountsOf(numbers);
-    this.heapBytes = (int) heapBytesOf(values, numbers, amounts);
+    this.heapBytes = (int) heapBytesOf(values, numbers, amounts, shared);
   }
 
-  /** The object (header, five longs, two ints, three references) and everything it refers to (HeapSizes). */
-  private static long heapBytesOf(Object[] values, BigDecimal[] numbers, BigDecimal[] amounts) {
+  /** Whether {@code values[i]} is a string equal to {@code shared[i]} and not the same instance. */
+  private static boolean sharable(Object[] values, Object[] shared, int i) {
+    return i < shared.length
+        && shared[i] != null
+        && values[i] != shared[i]
+        && values[i] instanceof String
+        && values[i].equals(shared[i]);
+  }
+
+  /**
+   * This event with each string value equal to {@code shared}'s at the same position replaced by {@code shared}'s
+   * (this event itself when there is none): the event holds those by reference, and its {@link #heapBytes} leaves
+   * them to whoever charges {@code shared}. Equal to this event.
+   */
+  StoredEvent sharing(Object[] shared) {
+    for (int i = 0; i < values.length; i++) {
+      if (sharable(values, shared, i)) {
+        return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values.clone(), shared);
+      }
+    }
+    return this;
+  }
+
+  /**
+   * The object (header, five longs, two ints, three references) and everything it refers to (HeapSizes) but the
+   * values it shares with {@code shared} (by identity).
+   */
+  private static long heapBytesOf(Object[] values, BigDecimal[] numbers, BigDecimal[] amounts, Object[] shared) {
     long bytes = SHALLOW_BYTES + HeapSizes.referenceArray(values.length);
     for (int i = 0; i < values.length; i++) {
-      bytes += HeapSizes.value(values[i]);
+      if (shared == null || i >= shared.length || values[i] != shared[i]) {
+        bytes += HeapSizes.value(values[i]);
+      }
       if (numbers != null && numbers[i] != null && numbers[i] != values[i]) {
         bytes += HeapSizes.number(numbers[i]); // read from a string or a long
       }
@@ -168,9 +214,12 @@ public final class StoredEvent {
     return Collections.unmodifiableList(Arrays.asList(values));
   }
 
-  /** This event with other projected values, which it owns: the caller must not change the array afterwards. */
-  StoredEvent withValues(Object[] newValues) {
-    return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, newValues);
+  /**
+   * This event with other projected values, which it owns (the caller must not change the array afterwards), sharing
+   * {@code shared}'s strings as {@link #sharing} does; {@code shared} may be null.
+   */
+  StoredEvent withValues(Object[] newValues, Object[] shared) {
+    return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, newValues, shared);
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.fraudstream.evaluator.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -177,6 +178,33 @@ class GroupWindowTest {
     // 99 candidates in the settled deque (buffers grown from 4 slots to 128) and the newest in the tail
     long deque = 99 * HeapSizes.decimal() + (128 - 4) * (8 + 4);
     assertEquals(one + events + deque, window.heapBytes() - window.indexBytes());
+  }
+
+  @Test
+  void aStringEveryEventRepeatsIsHeldAndChargedOnceAWindowInsertedOrReadBack() {
+    List<String> fields = List.of("payerId", "amount");
+    GroupWindow window = new GroupWindow(fields);
+    Map<Long, StoredEvent> stored = new HashMap<>();
+    window.attachPager(stored::get);
+    List<StoredEvent> inserted = new java.util.ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      inserted.add(insert(window, i * 100L, i, new String("payer-1"), BigDecimal.valueOf(i)));
+    }
+    Object key = inserted.get(0).value(0);
+    long alone = new StoredEvent(0, 0, 0, 0, 0, 1, List.of("payer-1", BigDecimal.ONE)).heapBytes();
+    for (StoredEvent event : inserted) {
+      assertSame(key, event.value(0));
+      assertEquals(alone - HeapSizes.value("payer-1"), event.heapBytes(), "the key's string is the window's");
+    }
+    long charged = window.heapBytes();
+    // Stored rows are decoded into copies of their strings: read back, the events share the window's again.
+    window.takeJournal().forEach(event -> stored.put(event.id(), EventCodec.decode(EventCodec.encode(event))));
+    window.pageOut(true);
+    assertEquals(0, window.decodedCount());
+    for (StoredEvent event : window.events()) {
+      assertSame(key, event.value(0));
+    }
+    assertEquals(charged, window.heapBytes());
   }
 
   @Test

@@ -33,6 +33,21 @@ class StoredEventTest {
   }
 
   @Test
+  void sharingHoldsEqualStringsByReferenceAndLeavesTheirBytesOut() {
+    Object[] shared = {"payer-1", null, "CSH"};
+    // copies, as a transaction's parse or a stored row's decoding makes them
+    StoredEvent own = event(List.of(new String("payer-1"), "x", new String("CSH")));
+    StoredEvent sharing = own.sharing(shared);
+    assertSame(shared[0], sharing.value(0));
+    assertSame(shared[2], sharing.value(2));
+    assertEquals(own, sharing);
+    assertEquals(own.heapBytes() - HeapSizes.value("payer-1") - HeapSizes.value("CSH"), sharing.heapBytes());
+    assertSame(sharing, sharing.sharing(shared), "nothing left to share");
+    StoredEvent other = event(List.of("payer-2", "x", "CRD"));
+    assertSame(other, other.sharing(shared), "no equal string");
+  }
+
+  @Test
   void numbersAndAmountsAreTheValuesReadAsTheRulesReadThem() {
     BigDecimal amount = new BigDecimal("12.50");
     StoredEvent event =
@@ -77,6 +92,6 @@ class StoredEventTest {
     assertEquals(event.hashCode(), event(List.of("a", new BigDecimal("5"))).hashCode());
     assertNotEquals(event, event(List.of("a", new BigDecimal("5.0"))), "decimals differ by scale, as in the store");
     assertNotEquals(event, new StoredEvent(2, 1_000, 2_000, 0, 3, 4, List.of("a", new BigDecimal("5"))));
-    assertEquals(event.withValues(new Object[] {"b"}), event(List.of("b")));
+    assertEquals(event.withValues(new Object[] {"b"}, null), event(List.of("b")));
   }
 }
