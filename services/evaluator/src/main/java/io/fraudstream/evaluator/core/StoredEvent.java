@@ -38,13 +38,13 @@ public final class StoredEvent {
   /** An event holding a copy of {@code values}. */
   public StoredEvent(
       long id, long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, List<Object> values) {
-    this(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values.toArray(), null);
+    this(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values.toArray(), null, null);
   }
 
   /** An event that owns {@code values}: the caller must not change the array afterwards. */
   static StoredEvent owning(
       long id, long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, Object[] values) {
-    return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values, null);
+    return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values, null, null);
   }
 
   /**
@@ -54,12 +54,16 @@ public final class StoredEvent {
   static StoredEvent owning(
       long id, long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, Object[] values,
       Object[] shared) {
-    return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values, shared);
+    return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values, shared, null);
   }
 
+  /**
+   * With {@code sameValues}, when not null, an event whose values are equal to {@code values}: its numbers and
+   * amounts are taken rather than read again.
+   */
   private StoredEvent(
       long id, long eventTimeMs, long ingestTsMs, int partition, long offset, long ruleSeq, Object[] values,
-      Object[] shared) {
+      Object[] shared, StoredEvent sameValues) {
     this.id = id;
     this.eventTimeMs = eventTimeMs;
     this.ingestTsMs = ingestTsMs;
@@ -74,8 +78,8 @@ public final class StoredEvent {
       }
     }
     this.values = values;
-    this.numbers = numbersOf(values);
-    this.amounts = amountsOf(numbers);
+    this.numbers = sameValues != null ? sameValues.numbers : numbersOf(values);
+    this.amounts = sameValues != null ? sameValues.amounts : amountsOf(numbers);
     this.heapBytes = (int) heapBytesOf(values, numbers, amounts, shared);
   }
 
@@ -96,7 +100,8 @@ public final class StoredEvent {
   StoredEvent sharing(Object[] shared) {
     for (int i = 0; i < values.length; i++) {
       if (sharable(values, shared, i)) {
-        return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values.clone(), shared);
+        return new StoredEvent(
+            id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, values.clone(), shared, this);
       }
     }
     return this;
@@ -219,7 +224,7 @@ public final class StoredEvent {
    * {@code shared}'s strings as {@link #sharing} does; {@code shared} may be null.
    */
   StoredEvent withValues(Object[] newValues, Object[] shared) {
-    return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, newValues, shared);
+    return new StoredEvent(id, eventTimeMs, ingestTsMs, partition, offset, ruleSeq, newValues, shared, null);
   }
 
   @Override

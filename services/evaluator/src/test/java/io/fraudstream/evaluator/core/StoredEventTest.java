@@ -36,8 +36,9 @@ class StoredEventTest {
   void sharingHoldsEqualStringsByReferenceAndLeavesTheirBytesOut() {
     Object[] shared = {"payer-1", null, "CSH"};
     // copies, as a transaction's parse or a stored row's decoding makes them
-    StoredEvent own = event(List.of(new String("payer-1"), "x", new String("CSH")));
+    StoredEvent own = event(List.of(new String("payer-1"), "x", new String("CSH"), "7.25"));
     StoredEvent sharing = own.sharing(shared);
+    assertSame(own.number(3), sharing.number(3), "the same number as the event it shares with");
     assertSame(shared[0], sharing.value(0));
     assertSame(shared[2], sharing.value(2));
     assertEquals(own, sharing);
