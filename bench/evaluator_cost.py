@@ -5,7 +5,8 @@ transaction per `1000 / --rate` ms of event time) and replays them through the e
 Spark's TwsTester (`io.fraudstream.evaluator.spark.EvaluatorCost`, in the evaluator's test classes): every record
 to every bucket, a call each, as the detector's query feeds them. Nothing else is measured: no Kafka, no Spark task,
 no RocksDB. The figures are the calling thread's CPU time (so other load on the machine does not blur them) and its
-allocation, per transaction and summed over the buckets, for each round of `--round` transactions; it prints the
+allocation, per transaction and summed over the buckets, for each round of `--round` transactions, and apart from
+them the router's (`Routes.of`, which the detector's first stage calls once per transaction); it prints the
 median and the spread of the rounds after the first `--warmup-rounds` (the JIT's). Use it to compare two builds of the
 evaluator on one machine; the end-to-end latency is `make bench`'s.
 
@@ -67,7 +68,8 @@ def measure(recorded: Iterable[dict[str, object]], buckets: int, per_round: int,
 
 
 def summary(rounds: list[dict[str, int]], warmup_rounds: int) -> dict[str, float]:
-    """Median, lowest and highest CPU ns and allocated bytes per transaction over the rounds after the warm-up."""
+    """Median, lowest and highest CPU ns and allocated bytes per transaction over the rounds after the warm-up, the
+    evaluation's and the router's."""
     measured = rounds[warmup_rounds:]
     if not measured:
         raise SystemExit(f"evaluator_cost: {len(rounds)} rounds, all of them warm-up")
@@ -80,6 +82,9 @@ def summary(rounds: list[dict[str, int]], warmup_rounds: int) -> dict[str, float
         "cpu_ns_per_tx_max": max(cpu),
         "alloc_bytes_per_tx_median": statistics.median(alloc),
         "output_rows": sum(r["outputRows"] for r in measured),
+        "route_cpu_ns_per_tx_median": statistics.median(r["routeCpuNsPerTx"] for r in measured),
+        "route_alloc_bytes_per_tx_median": statistics.median(r["routeAllocBytesPerTx"] for r in measured),
+        "routed_buckets": sum(r["routedBuckets"] for r in measured),
     }
 
 

@@ -34,7 +34,16 @@ def test_flink_demo_records_its_six_rules() -> None:
 
 def test_the_summary_leaves_out_the_warm_up_rounds() -> None:
     rounds = [
-        {"round": i, "transactions": 10, "cpuNsPerTx": cpu, "allocBytesPerTx": 100 + i, "outputRows": 1}
+        {
+            "round": i,
+            "transactions": 10,
+            "cpuNsPerTx": cpu,
+            "allocBytesPerTx": 100 + i,
+            "outputRows": 1,
+            "routeCpuNsPerTx": 10 * cpu,
+            "routeAllocBytesPerTx": 50 + i,
+            "routedBuckets": 15,
+        }
         for i, cpu in enumerate([900, 30, 10, 20])
     ]
     assert summary(rounds, warmup_rounds=1) == {
@@ -44,6 +53,9 @@ def test_the_summary_leaves_out_the_warm_up_rounds() -> None:
         "cpu_ns_per_tx_max": 30,
         "alloc_bytes_per_tx_median": 102,
         "output_rows": 3,
+        "route_cpu_ns_per_tx_median": 200,
+        "route_alloc_bytes_per_tx_median": 52,
+        "routed_buckets": 45,
     }
     with pytest.raises(SystemExit, match="all of them warm-up"):
         summary(rounds, warmup_rounds=4)
@@ -67,6 +79,9 @@ def test_the_driver_measures_every_round_and_alerts_as_the_reference_engine() ->
     rounds = measure(recorded, buckets=2, per_round=1_000, heap="512m")
     assert [r["round"] for r in rounds] == [0, 1, 2]
     assert all(r["transactions"] == 1_000 and r["cpuNsPerTx"] > 0 and r["allocBytesPerTx"] > 0 for r in rounds)
+    assert all(r["routeCpuNsPerTx"] > 0 and r["routeAllocBytesPerTx"] > 0 for r in rounds)
+    # Each transaction reaches its reporter and at most both buckets.
+    assert all(1_000 <= r["routedBuckets"] <= 2_000 for r in rounds)
     expected = reference_alerts(recorded)
     assert expected > 0
     assert sum(r["outputRows"] for r in rounds) == expected  # in order and valid: alerts are the only output

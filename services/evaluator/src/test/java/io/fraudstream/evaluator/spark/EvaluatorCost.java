@@ -1,6 +1,8 @@
 package io.fraudstream.evaluator.spark;
 
 import io.fraudstream.evaluator.core.Json;
+import io.fraudstream.evaluator.core.Routes;
+import io.fraudstream.evaluator.core.Rule;
 import java.io.BufferedReader;
 import java.lang.management.ManagementFactory;
 import java.math.BigInteger;
@@ -22,8 +24,11 @@ import java.util.UUID;
  * {@code {"kind": "tx", "value", "ts", "partition", "offset"}}), the number of buckets and the transactions per
  * round. Every record goes to every bucket in a call of its own, as Real-time Mode's calls mostly hold one record;
  * processing time follows the records' timestamps. Prints one JSON line per round of transactions: {@code {"round",
- * "transactions", "cpuNsPerTx", "allocBytesPerTx", "outputRows"}} (the calling thread's CPU time and allocation:
- * TwsTester runs the processor on it).
+ * "transactions", "cpuNsPerTx", "allocBytesPerTx", "outputRows", "routeCpuNsPerTx", "routeAllocBytesPerTx",
+ * "routedBuckets"}} (the calling thread's CPU time and allocation: TwsTester runs the processor on it). The route
+ * figures are the router's ({@link Routes#of} for the rules' key groups, as the detector's first stage calls it), for
+ * the round's transactions again once the round is evaluated, and measured apart; routedBuckets counts the buckets
+ * they reach.
  */
 public final class EvaluatorCost {
   private EvaluatorCost() {}
@@ -45,6 +50,8 @@ public final class EvaluatorCost {
           new BucketProcessor(settings, "evaluator-cost-" + UUID.randomUUID(), rules.topic, clock);
       Tester<String> tester = new Tester<>(processor, processor.timeMode());
       String[] keys = BucketKeys.keys(buckets);
+      List<List<String>> keyGroups = new ArrayList<>();
+      List<InputRecord> roundTransactions = new ArrayList<>();
       int round = 0;
       int inRound = 0;
       long outputs = 0;
@@ -55,19 +62,38 @@ public final class EvaluatorCost {
         for (int bucket = 0; bucket < buckets; bucket++) {
           outputs += tester.test(keys[bucket], Records.row(record, bucket)).size();
         }
-        if (!record.isRule() && ++inRound == perRound) {
+        if (record.isRule()) {
+          Rule rule = record.value() == null ? null : Rule.parseMessage(record.value());
+          if (rule != null) {
+            keyGroups.add(rule.spec().groupingKeyNames());
+          }
+          continue;
+        }
+        roundTransactions.add(record);
+        if (++inRound == perRound) {
           long cpu = threads.getCurrentThreadCpuTime();
           long alloc = threads.getCurrentThreadAllocatedBytes();
+          Routes routes = Routes.of(buckets, keyGroups);
+          long routed = 0;
+          for (InputRecord tx : roundTransactions) {
+            routed += routes.of(tx.value(), tx.partition(), tx.offset()).length;
+          }
+          long routeCpu = threads.getCurrentThreadCpuTime() - cpu;
+          long routeAlloc = threads.getCurrentThreadAllocatedBytes() - alloc;
           Map<String, Object> line = new LinkedHashMap<>();
           line.put("round", round++);
           line.put("transactions", inRound);
           line.put("cpuNsPerTx", (cpu - cpuStart) / inRound);
           line.put("allocBytesPerTx", (alloc - allocStart) / inRound);
           line.put("outputRows", outputs);
+          line.put("routeCpuNsPerTx", routeCpu / inRound);
+          line.put("routeAllocBytesPerTx", routeAlloc / inRound);
+          line.put("routedBuckets", routed);
           System.out.println(Json.write(line));
           System.out.flush();
           inRound = 0;
           outputs = 0;
+          roundTransactions.clear();
           cpuStart = threads.getCurrentThreadCpuTime();
           allocStart = threads.getCurrentThreadAllocatedBytes();
         }
