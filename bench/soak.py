@@ -4,7 +4,9 @@ Runs `bench.run` (same stack, rules, workload and latency measurement; every mak
 `--duration-s` defaults to 3600 and `--output` to bench/results/soak.json) with a `Soak` watcher that adds:
 - `minutes`: per minute of the window (alerts by their transaction's timestamp, as make bench windows them), p50/p99/
   max alert latency; the detector's heap after GC (the lowest heap occupancy after any collection that ended in that
-  minute, from the detector JVM's own GC log, switched on at the start of the window with `jcmd <pid> VM.log`); and its
+  minute, from the detector JVM's own GC log, switched on at the start of the window with `jcmd <pid> VM.log`); the
+  live old generation as G1's last concurrent marking that ended in that minute found it (`old_live_mb`, from the same
+  log: the heap after GC holds, besides the live objects, the garbage G1 has not yet chosen to reclaim); and its
   state on disk (the total size of the files under its checkpoint location: RocksDB snapshots and changelogs, offsets
   and commits; the last sample taken in that minute, sampled every `--sample-interval-s`). A final fragment of 3 s
   or less is not a minute.
@@ -53,6 +55,16 @@ _GC_PAUSE = re.compile(
     r"^\[(?P<at>\d+)ms\] GC\(\d+\) Pause .* [\d.]+[KMG]->(?P<after>[\d.]+)(?P<unit>[KMG])\([\d.]+[KMG]\) "
     r"(?P<pause>[\d.]+)ms$"
 )
+# G1's region liveness table (`gc+liveness=trace`), printed after each concurrent marking ("### PHASE Post-Marking")
+# and after its cleanup ("### PHASE Post-Cleanup"), one row per region:
+# [1796440214336ms] GC(586) ###   OLD  0x0000000700000000-0x0000000700200000    2097152    2077856    2097152  ...
+_LIVENESS_PHASE = re.compile(r"^\[(?P<at>\d+)ms\] GC\(\d+\) ### PHASE (?P<phase>[\w-]+)")
+_LIVENESS_ROW = re.compile(
+    r"^\[\d+ms\] GC\(\d+\) ###\s+(?P<type>[A-Z]+)\s+0x[0-9a-f]+-0x[0-9a-f]+\s+\d+\s+(?P<prev_live>\d+)\s+\d+\s"
+)
+_LIVENESS_SUMMARY = re.compile(r"^\[\d+ms\] GC\(\d+\) ### SUMMARY ")
+# The region types of the old generation: old regions, and the first and further regions of a humongous object.
+_OLD_REGIONS = frozenset({"OLD", "HUMS", "HUMC"})
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,15 @@ class GcPause:
     at_ms: int
     heap_after_mb: float
     pause_ms: float
+
+
+@dataclass(frozen=True)
+class Marking:
+    """One G1 concurrent marking: when its cleanup ended (epoch ms), and the live bytes it found in the old
+    generation (MiB; objects allocated there since the marking began count as live)."""
+
+    at_ms: int
+    old_live_mb: float
 
 
 @dataclass(frozen=True)
@@ -85,6 +106,7 @@ class Minute:
     heap_after_gc_mb: float | None
     gc_pause_ms: float
     state_disk_mb: float | None
+    old_live_mb: float | None = None
 
 
 @dataclass(frozen=True)
@@ -216,6 +238,27 @@ def parse_gc_log(text: str) -> list[GcPause]:
     return pauses
 
 
+def parse_markings(text: str) -> list[Marking]:
+    """The concurrent markings of a G1 log with `gc+liveness=trace` (decorated with `timemillis`), in log order: for
+    each region table printed after a marking's cleanup, the live bytes of its old and humongous regions, which the
+    table's `prev-live` column holds once the cleanup has made that marking the current one. A table counts only
+    once its summary line is in the log (one still being written does not); other lines are skipped."""
+    markings: list[Marking] = []
+    at_ms: int | None = None
+    live = 0
+    for line in text.splitlines():
+        if m := _LIVENESS_PHASE.match(line):
+            at_ms, live = (int(m["at"]) if m["phase"] == "Post-Cleanup" else None), 0
+        elif at_ms is None:
+            continue
+        elif m := _LIVENESS_ROW.match(line):
+            live += int(m["prev_live"]) if m["type"] in _OLD_REGIONS else 0
+        elif _LIVENESS_SUMMARY.match(line):
+            markings.append(Marking(at_ms, live / MB))
+            at_ms = None
+    return markings
+
+
 def parse_batch_progress(text: str) -> dict[int, BatchProgress]:
     """The batches' progress lines of a detector log by batch id (the last line wins); other lines, and lines whose
     reprs do not parse, are skipped."""
@@ -280,9 +323,11 @@ def per_minute(
     end_ms: float,
     gcs: Sequence[GcPause] = (),
     disk: Sequence[DiskSample] = (),
+    markings: Sequence[Marking] = (),
 ) -> list[Minute]:
     """The per-minute series of [start_ms, end_ms): minute k covers [start + (k-1) min, start + k min). Alerts count
-    in the minute of their transaction's Kafka timestamp; collections and disk samples in the minute they happened."""
+    in the minute of their transaction's Kafka timestamp; collections, markings and disk samples in the minute they
+    happened (a minute's marking and disk size are its last)."""
     count = minute_count(start_ms, end_ms)
     latencies: list[list[float]] = [[] for _ in range(count)]
     for s in window:
@@ -299,11 +344,16 @@ def per_minute(
         k = int((sample.at_ms - start_ms) // MINUTE_MS)
         if 0 <= k < count:
             last_disk[k] = sample
+    last_marking: list[Marking | None] = [None] * count
+    for marking in sorted(markings, key=lambda m: m.at_ms):
+        k = int((marking.at_ms - start_ms) // MINUTE_MS)
+        if 0 <= k < count:
+            last_marking[k] = marking
     minutes = []
     for k in range(count):
         p50, p99, top = _stats(latencies[k])
         heap = min((gc.heap_after_mb for gc in heaps[k]), default=None)
-        state = last_disk[k]
+        state, marking = last_disk[k], last_marking[k]
         minutes.append(
             Minute(
                 minute=k + 1,
@@ -314,6 +364,7 @@ def per_minute(
                 heap_after_gc_mb=None if heap is None else round(heap, 1),
                 gc_pause_ms=round(sum(gc.pause_ms for gc in heaps[k]), 1),
                 state_disk_mb=None if state is None else round(state.state_bytes / MB, 2),
+                old_live_mb=None if marking is None else round(marking.old_live_mb, 1),
             )
         )
     return minutes
@@ -396,10 +447,11 @@ def process_group_java(pgid: int, proc: Path = Path("/proc")) -> int | None:
 
 
 def enable_gc_log(pid: int, path: Path) -> None:
-    """Has the running JVM `pid` log every collection to `path` (Java 9+ unified logging, switched on through the
-    attach API by `jcmd VM.log`: nothing to configure at its start, no collection forced). Raises CalledProcessError
-    when jcmd fails."""
-    argv = ["jcmd", str(pid), "VM.log", f"output={path}", "what=gc", "decorators=timemillis"]
+    """Has the running JVM `pid` log every collection to `path`, and G1's region liveness after each concurrent
+    marking (Java 9+ unified logging, switched on through the attach API by `jcmd VM.log`: nothing to configure at
+    its start, no collection forced; printing the liveness table lengthens a marking's remark and cleanup pauses by
+    some 10-20 ms at the defaults). Raises CalledProcessError when jcmd fails."""
+    argv = ["jcmd", str(pid), "VM.log", f"output={path}", "what=gc,gc+liveness=trace", "decorators=timemillis"]
     subprocess.run(argv, check=True, capture_output=True, timeout=30)
 
 
@@ -442,7 +494,8 @@ class Soak:
             self.gc_log_error = f"jcmd {jvm} VM.log failed: {exc}"
 
     def report(self, window: Sequence[run.AlertSample], start_ms: float, end_ms: float) -> dict[str, Any]:
-        gcs = parse_gc_log(self.gc_log.read_text()) if self.gc_log and self.gc_log.exists() else []
+        gc_text = self.gc_log.read_text() if self.gc_log and self.gc_log.exists() else ""
+        gcs, markings = parse_gc_log(gc_text), parse_markings(gc_text)
         latencies = sorted(s.latency_ms for s in window)
         log = self.detector_log
         text = log.read_text(errors="replace") if log and log.exists() else ""
@@ -455,7 +508,7 @@ class Soak:
         return {
             "p999_ms": round(percentile(latencies, 99.9), 1),
             "max_stall_ms": max(stalls, default=None),
-            "minutes": [asdict(m) for m in per_minute(window, start_ms, end_ms, gcs, self.disk)],
+            "minutes": [asdict(m) for m in per_minute(window, start_ms, end_ms, gcs, self.disk, markings)],
             "transitions": [asdict(t) for t in transitions],
             "gc_log": str(self.gc_log) if self.gc_log else self.gc_log_error,
         }
@@ -477,8 +530,11 @@ class Soak:
         axes[1][1].set(xlabel="minute", ylabel="stall (ms)", title="checkpoint transition stalls")
         axes[1][1].set_xlim(0, max(len(minutes), 1))
         axes[1][1].legend(loc="upper right")
-        axes[2][0].plot(xs, [_nan(m["heap_after_gc_mb"]) for m in minutes], marker=".")
+        axes[2][0].plot(xs, [_nan(m["heap_after_gc_mb"]) for m in minutes], marker=".", label="heap after GC")
+        marked = [(m["minute"], m["old_live_mb"]) for m in minutes if m.get("old_live_mb") is not None]
+        axes[2][0].plot([x for x, _ in marked], [y for _, y in marked], marker="o", label="old gen live (G1 marking)")
         axes[2][0].set(xlabel="minute", ylabel="MiB", title="detector heap after GC (lowest in the minute)")
+        axes[2][0].legend(loc="lower right")
         axes[2][1].plot(xs, [_nan(m["state_disk_mb"]) for m in minutes], marker=".")
         axes[2][1].set(xlabel="minute", ylabel="MiB", title="state on disk (checkpoint location)")
         fig.suptitle(f"fraudstream soak: {result['rate_tps']:.0f} tx/s for {result['duration_s'] / 60:.0f} min")

@@ -1,10 +1,12 @@
-"""make soak's watcher against a real detector process: it finds the Spark JVM, switches its GC log on through jcmd,
-reads the checkpoint transitions and the state size from the checkpoint location, and Spark's phases of each transition
-from the batches' progress the detector logs (and exports on its /metrics). A trickle of transactions keeps
-Real-time Mode's batches (5 s here) coming: a batch starts only when there is input."""
+"""make soak's watcher against a real detector process: it finds the Spark JVM, switches its GC log on through jcmd
+(with G1's liveness table after each marking), reads the checkpoint transitions and the state size from the checkpoint
+location, and Spark's phases of each transition from the batches' progress the detector logs (and exports on its
+/metrics). A trickle of transactions keeps Real-time Mode's batches (5 s here) coming: a batch starts only when there
+is input."""
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -49,11 +51,29 @@ def test_the_soak_watches_a_real_detector(kafka_settings: KafkaSettings, unique_
         watcher.watch(run.Measurement(tmp_path, checkpoint, detector.pid, start_ms, 25))
         end_ms = time.time() * 1000
         batches_exported = sample(url, "fraud_batch_duration_seconds_count")
+        # The detector's System.gc() is a concurrent cycle (session.GC_OPTIONS), so it ends with a liveness table.
+        assert watcher.gc_log is not None and watcher.gc_log.exists(), watcher.gc_log_error
+        jvm = soak.process_group_java(detector.pid)
+        assert jvm is not None
+        subprocess.run(["jcmd", str(jvm), "GC.run"], check=True, capture_output=True, timeout=60)
+        gc_log = watcher.gc_log
+
+        def marked() -> tuple[soak.Marking, soak.GcPause] | None:
+            """The first marking whose cleanup pause was logged after its table, with that pause."""
+            text = gc_log.read_text()
+            for marking in soak.parse_markings(text):
+                after = [gc for gc in soak.parse_gc_log(text) if gc.at_ms >= marking.at_ms]
+                if after:
+                    return marking, after[0]
+            return None
+
+        wait_for(lambda: marked() is not None, 60, "a marking's liveness table and its cleanup", interval_s=0.5)
+        marking, cleanup = marked() or pytest.fail("no marking")
     finally:
         stop.set()
         producer.join(30)
         detector.stop()
-    assert watcher.gc_log is not None and watcher.gc_log.exists(), watcher.gc_log_error
+    assert 0 < marking.old_live_mb <= cleanup.heap_after_mb  # the live old generation is within the heap
     assert len(watcher.disk) >= 20 and watcher.disk[-1].state_bytes > 0
     report = watcher.report([], start_ms, end_ms)
     assert len(report["transitions"]) >= 2, watcher.commits  # a batch every 5 s

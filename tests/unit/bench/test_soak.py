@@ -12,7 +12,7 @@ import pytest
 
 from bench import run, soak
 from bench.run import AlertSample
-from bench.soak import DiskSample, GcPause, Minute, Transition
+from bench.soak import DiskSample, GcPause, Marking, Minute, Transition
 
 T0 = 1_800_000_000_000.0
 
@@ -41,6 +41,38 @@ def test_gc_log_pauses_are_read_with_their_heap_after_and_duration(line: str, ex
     assert soak.parse_gc_log(line) == ([expected] if expected else [])
 
 
+def liveness_table(at_ms: int, phase: str, rows: list[tuple[str, int, int]]) -> str:
+    """A G1 region liveness table as `gc+liveness=trace` prints it: (type, used, prev-live) per region."""
+    lines = [f"[{at_ms}ms] GC(7) ### PHASE {phase} @ 12.345",
+             f"[{at_ms}ms] GC(7) ### HEAP  reserved: 0x0000000700000000-0x0000000800000000  region-size: 2097152",
+             f"[{at_ms}ms] GC(7) ###",
+             f"[{at_ms}ms] GC(7) ###   type                         address-range       used  prev-live  next-live"
+             "          gc-eff     remset   state  code-roots"]  # fmt: skip
+    for i, (kind, used, prev_live) in enumerate(rows):
+        lines.append(
+            f"[{at_ms}ms] GC(7) ###   {kind:<4} 0x{0x700000000 + i * 0x200000:016x}-0x{0x700200000 + i * 0x200000:016x}"
+            f"    {used}    {prev_live}    {used}               -       4416   UNTRA         16"
+        )
+    lines.append(f"[{at_ms}ms] GC(7) ### SUMMARY  capacity: 3458.00 MB  used: 1311.05 MB / 37.91 %")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_markings_old_live_bytes_are_those_of_its_post_cleanup_table() -> None:
+    mb = 1024 * 1024
+    regions = [("OLD", 2 * mb, mb), ("HUMS", 2 * mb, 2 * mb), ("HUMC", mb, mb), ("EDEN", 2 * mb, 2 * mb),
+               ("SURV", mb, mb), ("FREE", 0, 0), ("OLD", 2 * mb, mb // 2)]  # fmt: skip
+    log = (
+        liveness_table(100, "Post-Marking", [("OLD", 2 * mb, 2 * mb)])  # before the cleanup: not yet current
+        + "[150ms] GC(7) Pause Remark 9M->9M(64M) 1.000ms\n"
+        + liveness_table(200, "Post-Cleanup", regions)
+        + "[201ms] GC(7) Pause Cleanup 9M->9M(64M) 0.500ms\n"
+        + liveness_table(300, "Post-Cleanup", [("OLD", 2 * mb, mb)])[:-100]  # still being written: no summary yet
+    )
+    assert soak.parse_markings(log) == [Marking(200, 4.5)]
+    assert soak.parse_gc_log(log) == [GcPause(150, 9.0, 1.0), GcPause(201, 9.0, 0.5)]
+    assert soak.parse_markings("[1ms] GC(1) Pause Young (Normal) (G1 Evacuation Pause) 9M->4M(64M) 1ms\n") == []
+
+
 @pytest.mark.parametrize(
     ("duration_ms", "minutes"),
     [(0, 0), (3_000, 0), (3_001, 1), (60_000, 1), (63_000, 1), (63_001, 2), (120_040, 2), (3_600_000, 60)],
@@ -58,10 +90,11 @@ def test_per_minute_groups_alerts_by_transaction_time_and_gc_and_disk_by_when_th
         DiskSample(T0 + 1_000, 1 * soak.MB),
         DiskSample(T0 + 59_000, 3 * soak.MB),
     ]
-    assert soak.per_minute(window, T0, T0 + 180_000, gcs, disk) == [
+    markings = [Marking(int(T0 + 150_000), 600.04), Marking(int(T0 + 130_000), 500.0), Marking(int(T0 + 181_000), 1.0)]
+    assert soak.per_minute(window, T0, T0 + 180_000, gcs, disk, markings) == [
         Minute(1, 3, 30.0, 200.0, 200.0, heap_after_gc_mb=700.0, gc_pause_ms=50.0, state_disk_mb=3.0),
         Minute(2, 0, None, None, None, heap_after_gc_mb=None, gc_pause_ms=0.0, state_disk_mb=2.0),
-        Minute(3, 1, 40.0, 40.0, 40.0, heap_after_gc_mb=800.0, gc_pause_ms=5.0, state_disk_mb=None),
+        Minute(3, 1, 40.0, 40.0, 40.0, heap_after_gc_mb=800.0, gc_pause_ms=5.0, state_disk_mb=None, old_live_mb=600.0),
     ]
 
 
@@ -222,6 +255,7 @@ def test_the_soak_report_adds_the_contract_keys(tmp_path: Path) -> None:
     watcher.gc_log = tmp_path / "gc.log"
     watcher.gc_log.write_text(
         f"[{int(T0 + 1_000)}ms] GC(1) Pause Young (Normal) (G1 Evacuation Pause) 9M->4M(64M) 1ms\n"
+        + liveness_table(int(T0 + 2_000), "Post-Cleanup", [("OLD", 2 * soak.MB, 3 * soak.MB // 2)])
     )
     watcher.disk = [DiskSample(T0 + 30_000, soak.MB)]
     watcher.commits = [(3, T0 + 30_000)]
@@ -230,7 +264,7 @@ def test_the_soak_report_adds_the_contract_keys(tmp_path: Path) -> None:
     assert report["p999_ms"] == 20.0 and report["max_stall_ms"] == 20.0
     assert report["minutes"] == [
         {"minute": 1, "alerts": 600, "p50_ms": 20.0, "p99_ms": 20.0, "max_ms": 20.0, "heap_after_gc_mb": 4.0,
-         "gc_pause_ms": 1.0, "state_disk_mb": 1.0}
+         "gc_pause_ms": 1.0, "state_disk_mb": 1.0, "old_live_mb": 1.5}
     ]  # fmt: skip
     assert report["transitions"] == [
         {"batch": 3, "at_s": 30.0, "stall_ms": 20.0, "state_commit_ms": None, "rocksdb_commit_ms": None,
