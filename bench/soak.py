@@ -78,8 +78,8 @@ class GcPause:
 
 @dataclass(frozen=True)
 class Marking:
-    """One G1 concurrent marking: when its cleanup ended (epoch ms), and the live bytes it found in the old
-    generation (MiB; objects allocated there since the marking began count as live)."""
+    """One G1 concurrent marking: when its cleanup pause printed the liveness table (epoch ms), and the live bytes the
+    marking found in the old generation (MiB; objects allocated there since the marking began count as live)."""
 
     at_ms: int
     old_live_mb: float
@@ -449,8 +449,9 @@ def process_group_java(pgid: int, proc: Path = Path("/proc")) -> int | None:
 def enable_gc_log(pid: int, path: Path) -> None:
     """Has the running JVM `pid` log every collection to `path`, and G1's region liveness after each concurrent
     marking (Java 9+ unified logging, switched on through the attach API by `jcmd VM.log`: nothing to configure at
-    its start, no collection forced; printing the liveness table lengthens a marking's remark and cleanup pauses by
-    some 10-20 ms at the defaults). Raises CalledProcessError when jcmd fails."""
+    its start, no collection forced; the liveness table is printed inside a marking's remark and cleanup pauses, which
+    it lengthens by up to some tens of milliseconds at the defaults, docs/BENCHMARKS.md). Raises CalledProcessError
+    when jcmd fails."""
     argv = ["jcmd", str(pid), "VM.log", f"output={path}", "what=gc,gc+liveness=trace", "decorators=timemillis"]
     subprocess.run(argv, check=True, capture_output=True, timeout=30)
 
