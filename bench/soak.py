@@ -40,7 +40,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from bench import run
 from bench.latency import percentile
@@ -317,6 +317,26 @@ def minute_count(start_ms: float, end_ms: float) -> int:
     return math.ceil(max(0.0, end_ms - start_ms - 3_000) / MINUTE_MS)
 
 
+class _Timed(Protocol):
+    """Anything that happened at a time (epoch ms)."""
+
+    @property
+    def at_ms(self) -> float: ...
+
+
+_T = TypeVar("_T", bound=_Timed)
+
+
+def _last_per_minute(items: Sequence[_T], start_ms: float, count: int) -> list[_T | None]:
+    """Per minute k of the `count` from `start_ms`, the latest of `items` that happened in it (None: none did)."""
+    last: list[_T | None] = [None] * count
+    for item in sorted(items, key=lambda i: i.at_ms):
+        k = int((item.at_ms - start_ms) // MINUTE_MS)
+        if 0 <= k < count:
+            last[k] = item
+    return last
+
+
 def per_minute(
     window: Sequence[run.AlertSample],
     start_ms: float,
@@ -339,16 +359,7 @@ def per_minute(
         k = int((gc.at_ms - start_ms) // MINUTE_MS)
         if 0 <= k < count:
             heaps[k].append(gc)
-    last_disk: list[DiskSample | None] = [None] * count
-    for sample in sorted(disk, key=lambda d: d.at_ms):
-        k = int((sample.at_ms - start_ms) // MINUTE_MS)
-        if 0 <= k < count:
-            last_disk[k] = sample
-    last_marking: list[Marking | None] = [None] * count
-    for marking in sorted(markings, key=lambda m: m.at_ms):
-        k = int((marking.at_ms - start_ms) // MINUTE_MS)
-        if 0 <= k < count:
-            last_marking[k] = marking
+    last_disk, last_marking = _last_per_minute(disk, start_ms, count), _last_per_minute(markings, start_ms, count)
     minutes = []
     for k in range(count):
         p50, p99, top = _stats(latencies[k])

@@ -61,8 +61,9 @@ def test_the_soak_watches_a_real_detector(kafka_settings: KafkaSettings, unique_
         def marked() -> tuple[soak.Marking, soak.GcPause] | None:
             """The first marking whose cleanup pause was logged after its table, with that pause."""
             text = gc_log.read_text()
+            pauses = soak.parse_gc_log(text)
             for marking in soak.parse_markings(text):
-                after = [gc for gc in soak.parse_gc_log(text) if gc.at_ms >= marking.at_ms]
+                after = [gc for gc in pauses if gc.at_ms >= marking.at_ms]
                 if after:
                     return marking, after[0]
             return None
