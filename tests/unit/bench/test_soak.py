@@ -120,7 +120,17 @@ def test_a_transition_stall_is_the_longest_silence_near_it_while_input_waits() -
     alerts += [AlertSample(T0 + 61_500 + i, int(T0 + 59_000 + i * 100), 0, 0) for i in range(25)]
     commits = [(0, T0 - 5_000), (1, T0 + 60_000), (2, T0 + 100_000), (3, T0 + 130_000)]
     got = soak.transition_stalls(alerts, commits, T0, T0 + 120_000, reach_ms=10_000)
-    assert got == [Transition(1, 60.0, 2_500.0), Transition(2, 100.0, 20.0)]
+    # The drained backlog's first 21 alerts waited 2 500 down to 520 ms: late, and all near batch 1's commit.
+    assert got == [Transition(1, 60.0, 2_500.0, late_alerts=21), Transition(2, 100.0, 20.0, late_alerts=0)]
+
+
+def test_a_late_alert_counts_for_the_nearest_transition_within_reach() -> None:
+    commits = [(1, T0 + 20_000), (2, T0 + 30_000), (3, T0 + 200_000)]
+    late_at_s = [14.0, 21.0, 24.9, 25.1, 29.0, 39.0, 41.0, 60.0]
+    alerts = [*steady(100), *(alert(at, 501) for at in late_at_s), alert(22.0, 500)]  # 500 ms is not late
+    got = soak.transition_stalls(alerts, commits, T0, T0 + 100_000, reach_ms=10_000)
+    # 41 and 60 s are out of reach of any commit; batch 3's is outside the window.
+    assert [(t.batch, t.late_alerts) for t in got] == [(1, 3), (2, 3)]
 
 
 def test_a_transition_with_no_alert_anywhere_near_it_has_no_stall() -> None:
@@ -262,13 +272,14 @@ def test_the_soak_report_adds_the_contract_keys(tmp_path: Path) -> None:
     window = steady(60)
     report = watcher.report(window, T0, T0 + 60_000)
     assert report["p999_ms"] == 20.0 and report["max_stall_ms"] == 20.0
+    assert report["late_alerts"] == 0 and report["late_alerts_near_transitions"] == 0
     assert report["minutes"] == [
         {"minute": 1, "alerts": 600, "p50_ms": 20.0, "p99_ms": 20.0, "max_ms": 20.0, "heap_after_gc_mb": 4.0,
          "gc_pause_ms": 1.0, "state_disk_mb": 1.0, "old_live_mb": 1.5}
     ]  # fmt: skip
     assert report["transitions"] == [
-        {"batch": 3, "at_s": 30.0, "stall_ms": 20.0, "state_commit_ms": None, "rocksdb_commit_ms": None,
-         "spark_ms": None, "tasks_ms": None}
+        {"batch": 3, "at_s": 30.0, "stall_ms": 20.0, "late_alerts": 0, "state_commit_ms": None,
+         "rocksdb_commit_ms": None, "spark_ms": None, "tasks_ms": None}
     ]  # fmt: skip
     result: dict[str, Any] = {"rate_tps": 10.0, "duration_s": 60.0, **report}
     watcher.plot(
