@@ -37,7 +37,14 @@ from typing import Any, Protocol
 from confluent_kafka import Consumer, TopicPartition
 
 from bench import machine, rules
-from bench.latency import finest_bucket_ms, histogram_quantile, parse_histogram, percentile
+from bench.latency import (
+    BUDGET_HIGH_MS,
+    BUDGET_LOW_MS,
+    finest_bucket_ms,
+    histogram_quantile,
+    parse_histogram,
+    percentile,
+)
 from bench.rules import write_manifests
 from bench.targets import DeployedTarget, LocalTarget, in_cluster_dns
 from fraudstream_kafka.settings import KafkaSettings
@@ -169,8 +176,8 @@ def draw_latency(over_time: Any, dist: Any, samples: list[tuple[float, float]], 
     dist.set_xlabel("alert latency (ms)")
     dist.set_ylabel("alerts")
     for axis, line in ((over_time.axhline, True), (dist.axvline, False)):
-        for budget_ms, colour in ((300, "orange"), (500, "red")):
-            axis(budget_ms, color=colour, linestyle="--", label=f"{budget_ms} ms budget")
+        for budget_ms, colour in ((BUDGET_LOW_MS, "orange"), (BUDGET_HIGH_MS, "red")):
+            axis(budget_ms, color=colour, linestyle="--", label=f"{budget_ms:.0f} ms budget")
         if line:
             over_time.legend(loc="upper right")
 
@@ -359,7 +366,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         "cpu_during_window": machine.cpu_shares(cpu_start, cpu_end),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    result["budget_met"] = bool(latencies) and result["p99_ms"] <= 500 and result["p50_ms"] <= 300
+    result["budget_met"] = bool(latencies) and result["p99_ms"] <= BUDGET_HIGH_MS and result["p50_ms"] <= BUDGET_LOW_MS
     resolution_ms = finest_bucket_ms(hist_end)
     result["detector_agrees"] = agrees(result["detector_p50_ms"], result["p50_ms"], resolution_ms) and agrees(
         result["detector_p99_ms"], result["p99_ms"], resolution_ms

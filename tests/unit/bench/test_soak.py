@@ -124,13 +124,23 @@ def test_a_transition_stall_is_the_longest_silence_near_it_while_input_waits() -
     assert got == [Transition(1, 60.0, 2_500.0, late_alerts=21), Transition(2, 100.0, 20.0, late_alerts=0)]
 
 
-def test_a_late_alert_counts_for_the_nearest_transition_within_reach() -> None:
-    commits = [(1, T0 + 20_000), (2, T0 + 30_000), (3, T0 + 200_000)]
-    late_at_s = [14.0, 21.0, 24.9, 25.1, 29.0, 39.0, 41.0, 60.0]
+def test_a_late_alert_counts_for_the_nearest_commit_within_reach() -> None:
+    commits = [(0, T0 - 3_000), (1, T0 + 20_000), (2, T0 + 30_000), (3, T0 + 200_000)]
+    late_at_s = [2.0, 14.0, 21.0, 24.9, 25.0, 25.1, 29.0, 39.0, 40.0, 41.0, 60.0]
     alerts = [*steady(100), *(alert(at, 501) for at in late_at_s), alert(22.0, 500)]  # 500 ms is not late
     got = soak.transition_stalls(alerts, commits, T0, T0 + 100_000, reach_ms=10_000)
-    # 41 and 60 s are out of reach of any commit; batch 3's is outside the window.
-    assert [(t.batch, t.late_alerts) for t in got] == [(1, 3), (2, 3)]
+    # 2 s is nearer batch 0's commit, before the window; 25 s is as near to both and goes to the earlier; 40 s is just
+    # within reach, 41 and 60 s are beyond it; batch 3's commit is after the window.
+    assert [(t.batch, t.late_alerts) for t in got] == [(1, 4), (2, 4)]
+
+
+def test_the_soak_report_counts_the_late_alerts_of_the_window_and_those_near_transitions() -> None:
+    watcher = soak.Soak()
+    watcher.commits = [(3, T0 + 30_000)]
+    window = [*steady(60), alert(31.0, 501), alert(50.0, 800), alert(52.0, 500)]
+    report = watcher.report(window, T0, T0 + 60_000)
+    assert report["late_alerts"] == 2 and report["late_alerts_near_transitions"] == 1
+    assert [t["late_alerts"] for t in report["transitions"]] == [1]
 
 
 def test_a_transition_with_no_alert_anywhere_near_it_has_no_stall() -> None:
