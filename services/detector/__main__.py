@@ -10,6 +10,10 @@ them. Missing ACLs (no topic it may see, no DescribeConfigs) are logged as such 
 administrator may grant them meanwhile. A checkpoint started with another number of state partitions than
 --shuffle-partitions ends it the same way (checkpoint.partitions_problem), and so does a query that Spark refuses
 because the checkpoint holds state in an earlier release's layout (checkpoint.layout_problem).
+
+On a new checkpoint the query first runs as micro-batches over what the topics hold (pipeline.start_seeding), then
+under Real-time Mode; `/readyz` says ready from the Real-time Mode query's start. A seeding that fails is retried
+like the query.
 """
 
 from __future__ import annotations
@@ -28,12 +32,12 @@ from fraudstream_kafka.settings import ConfigValue, KafkaSettings
 from fraudstream_kafka.topics import ensure_contract_topics, output_headroom_problems
 
 from . import metrics
-from .checkpoint import layout_problem, partitions_problem
+from .checkpoint import is_new, layout_problem, partitions_problem
 from .config import DetectorConfig, parse_config
 from .endpoints import Endpoints
 from .jvm_evaluator import EvaluatorProgress, evaluator_conf
 from .liveness import Liveness, Progress
-from .pipeline import listen, start_query
+from .pipeline import listen, start_query, start_seeding
 from .session import build_session, stop_session
 
 log = logging.getLogger("fraudstream_detector")
@@ -139,18 +143,27 @@ def main(argv: list[str] | None = None) -> int:
     watcher.start()
     backoff_s = 1.0
     exit_code = 0
+    seeded = False
     try:
         while not stop.is_set():
-            query = start_query(spark, cfg, max_request_bytes)
+            seeding = not seeded and is_new(cfg.checkpoint_dir)
+            query = (start_seeding if seeding else start_query)(spark, cfg, max_request_bytes)
             started = time.monotonic()
             liveness.query_state(True, started)
-            ready.set()
-            log.info("detector query started (checkpoint %s)", cfg.checkpoint_dir)
+            if seeding:
+                log.info("seeding the new checkpoint %s with what the topics hold", cfg.checkpoint_dir)
+            else:
+                ready.set()
+                log.info("detector query started (checkpoint %s)", cfg.checkpoint_dir)
             while query.isActive and not stop.wait(0.5):
                 pass
             if stop.is_set():
                 query.stop()
                 break
+            if seeding and query.exception() is None:
+                seeded = True
+                log.info("checkpoint seeded in %.1f s", time.monotonic() - started)
+                continue
             ready.clear()
             liveness.query_state(False, time.monotonic())
             refusal = layout_problem(cfg.checkpoint_dir, str(query.exception()))

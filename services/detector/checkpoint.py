@@ -27,10 +27,21 @@ def log_batches(checkpoint_dir: Path, log: str) -> list[int]:
     return sorted(int(entry.name) for entry in directory.iterdir() if entry.name.isdigit())
 
 
+def _is_uri(checkpoint_dir: Path) -> bool:
+    """Whether the checkpoint location is a URI (such as s3a://...) rather than a local path; Path folds its "//"."""
+    return ":/" in str(checkpoint_dir)
+
+
+def is_new(checkpoint_dir: Path) -> bool:
+    """Whether the checkpoint has committed no batch: a local location without an entry in its commit log. A URI
+    is never new here, since its logs are not read from Python."""
+    return not _is_uri(checkpoint_dir) and not log_batches(checkpoint_dir, "commits")
+
+
 def state_partitions(checkpoint_dir: Path) -> int | None:
     """The state partitions recorded in the newest readable entry of the checkpoint's offset log; None when there is
     none yet (a new checkpoint), or the checkpoint is not on a local filesystem (a URI such as s3a://...)."""
-    if ":/" in str(checkpoint_dir):  # a URI: Path folds its "//" to "/"
+    if _is_uri(checkpoint_dir):
         return None
     offsets = checkpoint_dir / "offsets"
     for batch in reversed(log_batches(checkpoint_dir, "offsets")):

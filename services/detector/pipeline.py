@@ -63,19 +63,38 @@ def input_records(spark: SparkSession, cfg: DetectorConfig) -> DataFrame:
     return jvm_evaluator.with_buckets(transactions.union(rules), cfg)
 
 
-def start_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> StreamingQuery:
-    """Starts the query under Real-time Mode, checkpointing every cfg.checkpoint_interval;
-    `max_request_bytes` is the largest record the writer's producer sends (the output topics' max.message.bytes)."""
+def _query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> DataStreamWriter:
+    """The whole query on cfg.checkpoint_dir, without its trigger; `max_request_bytes` is the largest record the
+    writer's producer sends (the output topics' max.message.bytes)."""
     reported = jvm_evaluator.evaluate(input_records(spark, cfg), cfg)
-    writer = (
+    return (
         jvm_evaluator.publish_to_kafka(reported.writeStream, cfg, max_request_bytes)
         .queryName(QUERY_NAME)
         .option("checkpointLocation", str(cfg.checkpoint_dir))
         .outputMode("update")
     )
+
+
+def start_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> StreamingQuery:
+    """Starts the query under Real-time Mode, checkpointing every cfg.checkpoint_interval (see `_query`)."""
     # PySpark 4.3.0's trigger takes realTime=, but none of its typing overloads names it.
-    real_time: DataStreamWriter = writer.trigger(realTime=cfg.checkpoint_interval)  # type: ignore[call-overload]
+    real_time: DataStreamWriter = _query(spark, cfg, max_request_bytes).trigger(  # type: ignore[call-overload]
+        realTime=cfg.checkpoint_interval
+    )
     return real_time.start()
+
+
+def start_seeding(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> StreamingQuery:
+    """Starts the same query as micro-batches over what its topics hold now (Trigger.AvailableNow), which end by
+    themselves: for a checkpoint that has committed nothing yet (checkpoint.is_new), before `start_query`.
+
+    Contract: every record the seeding reads is evaluated and published once, as under Real-time Mode, and its
+    offsets committed, so the query that follows starts after them. What it buys: the stores' column families (the
+    processors' state variables) are created, and the snapshot Spark forces when a store creates one is written, while
+    the state holds no more than the rules and the backlog. Under Real-time Mode that snapshot came in the first
+    checkpoint's commit, after a whole interval of windows: 1.1-1.4 s of its first transition (docs/BENCHMARKS.md).
+    """
+    return _query(spark, cfg, max_request_bytes).trigger(availableNow=True).start()
 
 
 def record_progress(progress: Mapping[str, Any]) -> None:

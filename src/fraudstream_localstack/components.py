@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Callable, Sequence
@@ -79,11 +80,14 @@ def detector(
     extra_args: Sequence[str] = (),
     log_dir: Path = LOCAL / "logs",
 ) -> PythonService:
-    """The Spark detector on `config`'s metrics ports; ready once it has processed input (the rules the operator
-    published first, so the rule set is loaded): a completed batch, or records seen by the evaluator."""
+    """The Spark detector on `config`'s metrics ports; ready once its Real-time Mode query runs (its `/readyz`: a new
+    checkpoint is seeded first) and it has processed input (the rules the operator published first, so the rule set
+    is loaded): a completed batch, or records seen by the evaluator."""
 
     def ready(stack: LocalStack) -> bool:
         env = stack.env()
+        with urllib.request.urlopen(urllib.parse.urljoin(env["DETECTOR_METRICS_URL"], "/readyz"), timeout=2):
+            pass  # a 503 (not ready) raises, which wait_for counts as not yet
         probes = (
             (env["DETECTOR_METRICS_URL"], "fraud_batch_duration_seconds_count"),
             (env["DETECTOR_EVALUATOR_METRICS_URL"], "fraud_input_rows_total"),

@@ -1,5 +1,5 @@
 """The state partitions a checkpoint fixes, read from its offset log, and the refusal of another count; the end of
-a detector whose checkpoint Spark refuses for its state's layout."""
+a detector whose checkpoint Spark refuses for its state's layout; whether a checkpoint is new (to be seeded)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fraudstream_detector.checkpoint import (
     INCOMPATIBLE_STATE_ERRORS,
+    is_new,
     layout_problem,
     partitions_problem,
     state_partitions,
@@ -70,3 +71,18 @@ def test_every_refusal_class_is_recognised_by_its_bracketed_name() -> None:
 def test_other_failures_are_left_to_the_restart() -> None:
     for failure in ("", "None", "[KAFKA_DATA_LOSS] some offsets were lost", "java.net.ConnectException: refused"):
         assert layout_problem("ck", failure) is None
+
+
+def test_a_checkpoint_is_new_until_its_first_commit(tmp_path: Path) -> None:
+    assert is_new(tmp_path / "not-yet-created")
+    offsets_entry(tmp_path, 0, 2)  # a batch begun, not committed: a crash here leaves the checkpoint new
+    assert is_new(tmp_path)
+    (tmp_path / "commits").mkdir()
+    (tmp_path / "commits" / ".0.tmp").write_text("partial")
+    assert is_new(tmp_path)
+    (tmp_path / "commits" / "0").write_text("v1\n{}")
+    assert not is_new(tmp_path)
+
+
+def test_a_checkpoint_uri_is_never_new(tmp_path: Path) -> None:
+    assert not is_new(Path("s3a://bucket/checkpoints/detector"))
