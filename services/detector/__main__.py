@@ -11,9 +11,9 @@ administrator may grant them meanwhile. A checkpoint started with another number
 --shuffle-partitions ends it the same way (checkpoint.partitions_problem), and so does a query that Spark refuses
 because the checkpoint holds state in an earlier release's layout (checkpoint.layout_problem).
 
-On a new checkpoint the query first runs as micro-batches over what the topics hold (pipeline.start_seeding), then
-under Real-time Mode; `/readyz` says ready from the Real-time Mode query's start. A seeding that fails is retried
-like the query.
+On a new checkpoint whose transactions start at `latest` (checkpoint.seeds), the query first runs as one micro-batch
+of the rules (pipeline.start_seeding), then under Real-time Mode; `/readyz` says ready from the Real-time Mode
+query's start. A seeding that fails is retried like the query; one that ends is not repeated.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from fraudstream_kafka.settings import ConfigValue, KafkaSettings
 from fraudstream_kafka.topics import ensure_contract_topics, output_headroom_problems
 
 from . import metrics
-from .checkpoint import is_new, layout_problem, partitions_problem
+from .checkpoint import layout_problem, partitions_problem, seeds
 from .config import DetectorConfig, parse_config
 from .endpoints import Endpoints
 from .jvm_evaluator import EvaluatorProgress, evaluator_conf
@@ -146,12 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     seeded = False
     try:
         while not stop.is_set():
-            seeding = not seeded and is_new(cfg.checkpoint_dir)
+            seeding = not seeded and seeds(cfg.checkpoint_dir, cfg.starting_offsets)
             query = (start_seeding if seeding else start_query)(spark, cfg, max_request_bytes)
             started = time.monotonic()
             liveness.query_state(True, started)
             if seeding:
-                log.info("seeding the new checkpoint %s with what the topics hold", cfg.checkpoint_dir)
+                log.info("seeding the new checkpoint %s with the rules", cfg.checkpoint_dir)
             else:
                 ready.set()
                 log.info("detector query started (checkpoint %s)", cfg.checkpoint_dir)

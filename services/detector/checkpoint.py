@@ -38,6 +38,14 @@ def is_new(checkpoint_dir: Path) -> bool:
     return not _is_uri(checkpoint_dir) and not log_batches(checkpoint_dir, "commits")
 
 
+def seeds(checkpoint_dir: Path, starting_offsets: str) -> bool:
+    """Whether the detector seeds this checkpoint before it starts Real-time Mode (pipeline.start_seeding): when it is
+    new and its transactions start at `latest`, so the seeding is one micro-batch of the rules. From `earliest` (or
+    given offsets) the backlog is left to Real-time Mode: a micro-batch of it could outlast a startup probe and be
+    replayed from the start after each restart."""
+    return starting_offsets == "latest" and is_new(checkpoint_dir)
+
+
 def state_partitions(checkpoint_dir: Path) -> int | None:
     """The state partitions recorded in the newest readable entry of the checkpoint's offset log; None when there is
     none yet (a new checkpoint), or the checkpoint is not on a local filesystem (a URI such as s3a://...)."""

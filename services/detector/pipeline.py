@@ -4,7 +4,8 @@
                                                      ├─ union ─ route to buckets ─ evaluate ─ publish
     rules topic (compacted, from its beginning) ─────┘
 
-The sources, the union, the fan-out, the trigger, the sink options and the query's start are here. Real-time Mode
+The sources, the union, the fan-out, the triggers, the sink options and the query's start are here; on a new
+checkpoint the same query first runs as one micro-batch of the rules (`start_seeding`). Real-time Mode
 (`trigger(realTime=...)`, the checkpoint interval) admits no Python operator, so both stateful stages
 (jvm_evaluator.evaluate) and the writer (jvm_evaluator.publish_to_kafka) are JVM code; each record flows through as
 it arrives.
@@ -85,13 +86,14 @@ def start_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int
 
 
 def start_seeding(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> StreamingQuery:
-    """Starts the same query as micro-batches over what its topics hold now (Trigger.AvailableNow), which end by
-    themselves: for a checkpoint that has committed nothing yet (checkpoint.is_new), before `start_query`.
+    """Starts the same query as one micro-batch over what the topics hold now (Trigger.AvailableNow), which ends by
+    itself: before `start_query`, on a checkpoint that checkpoint.seeds chose.
 
-    Contract: every record the seeding reads is evaluated and published once, as under Real-time Mode, and its
-    offsets committed, so the query that follows starts after them. What it buys: the stores' column families (the
-    processors' state variables) are created, and the snapshot Spark forces when a store creates one is written, while
-    the state holds no more than the rules and the backlog. Under Real-time Mode that snapshot came in the first
+    Contract: the transactions start at `latest`, so the micro-batch reads the rules topic and no transaction; it
+    commits the rules into every bucket's state, and the query that follows starts after the offsets it committed.
+    With no rule on the topic it reads nothing and commits nothing. What it buys: the stores' column families (the
+    processors' state variables) are created, and the snapshot Spark forces in the commit of the batch that creates
+    them is written, while the state holds only the rules. Under Real-time Mode that snapshot came in the first
     checkpoint's commit, after a whole interval of windows: 1.1-1.4 s of its first transition (docs/BENCHMARKS.md).
     """
     return _query(spark, cfg, max_request_bytes).trigger(availableNow=True).start()

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
-from fraudstream_detector.checkpoint import is_new, log_batches
+from fraudstream_detector import pipeline
+from fraudstream_detector.checkpoint import log_batches, seeds
 from fraudstream_detector.config import DetectorConfig
-from fraudstream_detector.pipeline import start_seeding
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import ensure_contract_topics
 from fraudstream_localstack.processes import NotReadyError, wait_for
@@ -254,14 +254,14 @@ def test_a_query_restarted_in_the_same_jvm_routes_by_the_rules_published_while_i
     assert counts == want
 
 
-def test_a_new_checkpoint_is_seeded_and_real_time_mode_continues_it(
+def test_a_new_checkpoint_is_seeded_with_the_rules_and_real_time_mode_continues_it(
     spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
 ) -> None:
-    """The seeding run evaluates what the topics hold and ends by itself, its batch committed; the Real-time Mode
-    query on its checkpoint goes on from there, with the rules and windows the seeding left: together, the oracle's
-    alerts, each once."""
+    """The seeding is one micro-batch of the rules that ends by itself, committed; the Real-time Mode query on its
+    checkpoint evaluates every transaction from the seeding's `latest` on with the rules the seeding put in the state
+    (its own rules source starts after them): the oracle's alerts, each once."""
     checkpoint = tmp_path / "checkpoint"
-    config = detector_config(kafka_settings, unique_topics, checkpoint)
+    config = dataclasses.replace(detector_config(kafka_settings, unique_topics, checkpoint), starting_offsets="latest")
     limits = ensure_contract_topics(kafka_settings, unique_topics)
     script = Script(kafka_settings, unique_topics)
     script.rule("ns/sum", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "100", 10))
@@ -277,22 +277,24 @@ def test_a_new_checkpoint_is_seeded_and_real_time_mode_continues_it(
                 {"transactionId": f"t{n}", "eventTime": t0 + n, "payerId": payer, "paymentAmount": amount}
             )
 
-    txs([("p1", "60"), ("p1", "50"), ("p2", "200"), ("p3", "5")])  # alerts: t2 (p1 at 110), t3
-    assert is_new(checkpoint)
-    seeding = start_seeding(spark, config, max(limits[unique_topics.alerts], limits[unique_topics.dlq]))
-    assert seeding.awaitTermination(240), "the seeding run ends by itself"
+    txs([("p1", "500")])  # before `latest`: never read
+    before_latest = len(script.records)
+    assert seeds(checkpoint, config.starting_offsets)
+    seeding = pipeline.start_seeding(spark, config, max(limits[unique_topics.alerts], limits[unique_topics.dlq]))
+    assert seeding.awaitTermination(240), "the seeding ends by itself"
     assert seeding.exception() is None
     assert log_batches(checkpoint, "commits") == [0]
-    seeded = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 2, timeout_s=60)
-    assert alert_keys(seeded) == expected_alerts(script.records, lateness_ms=60_000)
+    assert not seeds(checkpoint, config.starting_offsets)
+    txs([("p1", "60"), ("p1", "50"), ("p2", "200"), ("p3", "5")])  # between the two queries; alerts: t3, t4
     with running_detector(spark, config):
-        txs([("p1", "10"), ("p3", "90"), ("p3", "6"), ("p4", "1")])  # alerts: t5 (p1 at 120), t7 (p3 at 101)
-        expected = expected_alerts(script.records, lateness_ms=60_000)
+        txs([("p1", "10"), ("p3", "90"), ("p3", "6"), ("p4", "1")])  # alerts: t6 (p1 at 120), t8 (p3 at 101)
+        read = [r for i, r in enumerate(script.records) if r.rule or i >= before_latest]
+        expected = expected_alerts(read, lateness_ms=60_000)
         got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: alert_keys(ms) >= expected, timeout_s=240)
 
-    assert {tx for _, tx, _ in expected} == {"t2", "t3", "t5", "t7"}
+    assert {tx for _, tx, _ in expected} == {"t3", "t4", "t6", "t8"}
     assert alert_keys(got) == expected
-    assert len(got) == len(expected)  # nothing the seeding evaluated was evaluated again
+    assert len(got) == len(expected)
 
 
 def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_running(

@@ -10,6 +10,7 @@ from fraudstream_detector.checkpoint import (
     is_new,
     layout_problem,
     partitions_problem,
+    seeds,
     state_partitions,
 )
 from tests.checkpoints import offsets_entry
@@ -84,5 +85,14 @@ def test_a_checkpoint_is_new_until_its_first_commit(tmp_path: Path) -> None:
     assert not is_new(tmp_path)
 
 
-def test_a_checkpoint_uri_is_never_new(tmp_path: Path) -> None:
+def test_a_checkpoint_uri_is_never_new() -> None:
     assert not is_new(Path("s3a://bucket/checkpoints/detector"))
+
+
+def test_only_a_new_checkpoint_whose_transactions_start_at_latest_is_seeded(tmp_path: Path) -> None:
+    assert seeds(tmp_path, "latest")
+    assert not seeds(tmp_path, "earliest")  # the backlog is Real-time Mode's
+    assert not seeds(tmp_path, '{"transactions":{"0":42}}')
+    (tmp_path / "commits").mkdir()
+    (tmp_path / "commits" / "0").write_text("v1\n{}")
+    assert not seeds(tmp_path, "latest")
