@@ -13,7 +13,8 @@ because the checkpoint holds state in an earlier release's layout (checkpoint.la
 
 On a new checkpoint whose transactions start at `latest` (checkpoint.seeds), the query first runs as one micro-batch
 of the rules (pipeline.start_seeding), then under Real-time Mode; `/readyz` says ready from the Real-time Mode
-query's start. A seeding that fails is retried like the query; one that ends is not repeated.
+query's start. A seeding that fails is tried again only while the checkpoint is still new (checkpoint.is_new: before
+Spark kept the sources' starting offsets); after that the restart is Real-time Mode's. A process seeds at most once.
 """
 
 from __future__ import annotations

@@ -33,16 +33,19 @@ def _is_uri(checkpoint_dir: Path) -> bool:
 
 
 def is_new(checkpoint_dir: Path) -> bool:
-    """Whether the checkpoint has committed no batch: a local location without an entry in its commit log. A URI
-    is never new here, since its logs are not read from Python."""
-    return not _is_uri(checkpoint_dir) and not log_batches(checkpoint_dir, "commits")
+    """Whether no query has run on the checkpoint yet: a local location without a source's metadata (`sources/`,
+    where Spark keeps each source's starting offsets from a query's first start) and without an entry in its offset
+    or commit log. A URI is never new here, since its logs are not read from Python."""
+    if _is_uri(checkpoint_dir) or (checkpoint_dir / "sources").exists():
+        return False
+    return not log_batches(checkpoint_dir, "offsets") and not log_batches(checkpoint_dir, "commits")
 
 
 def seeds(checkpoint_dir: Path, starting_offsets: str) -> bool:
     """Whether the detector seeds this checkpoint before it starts Real-time Mode (pipeline.start_seeding): when it is
     new and its transactions start at `latest`, so the seeding is one micro-batch of the rules. From `earliest` (or
-    given offsets) the backlog is left to Real-time Mode: a micro-batch of it could outlast a startup probe and be
-    replayed from the start after each restart."""
+    given offsets), or on a checkpoint a query has started on, there may be a backlog, which is left to Real-time
+    Mode: one micro-batch of it could outlast a startup probe and be run again from its start after each restart."""
     return starting_offsets == "latest" and is_new(checkpoint_dir)
 
 

@@ -89,12 +89,14 @@ def start_seeding(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: i
     """Starts the same query as one micro-batch over what the topics hold now (Trigger.AvailableNow), which ends by
     itself: before `start_query`, on a checkpoint that checkpoint.seeds chose.
 
-    Contract: the transactions start at `latest`, so the micro-batch reads the rules topic and no transaction; it
-    commits the rules into every bucket's state, and the query that follows starts after the offsets it committed.
-    With no rule on the topic it reads nothing and commits nothing. What it buys: the stores' column families (the
+    Contract: the transactions start at `latest`, so the micro-batch reads the rules topic and next to no
+    transaction (those that arrive while Spark reads the topic's start and end offsets); it evaluates and publishes
+    what it reads, commits the rules into every bucket's state, and the query that follows starts after the offsets
+    it committed. With nothing on the topics it commits nothing. What it buys: the stores' column families (the
     processors' state variables) are created, and the snapshot Spark forces in the commit of the batch that creates
     them is written, while the state holds only the rules. Under Real-time Mode that snapshot came in the first
-    checkpoint's commit, after a whole interval of windows: 1.1-1.4 s of its first transition (docs/BENCHMARKS.md).
+    checkpoint's commit, after a whole interval of windows: a median 1.5 s of its first transition
+    (docs/BENCHMARKS.md).
     """
     return _query(spark, cfg, max_request_bytes).trigger(availableNow=True).start()
 

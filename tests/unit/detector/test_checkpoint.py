@@ -74,15 +74,24 @@ def test_other_failures_are_left_to_the_restart() -> None:
         assert layout_problem("ck", failure) is None
 
 
-def test_a_checkpoint_is_new_until_its_first_commit(tmp_path: Path) -> None:
+def test_a_checkpoint_is_new_until_a_query_starts_on_it(tmp_path: Path) -> None:
     assert is_new(tmp_path / "not-yet-created")
-    offsets_entry(tmp_path, 0, 2)  # a batch begun, not committed: a crash here leaves the checkpoint new
     assert is_new(tmp_path)
-    (tmp_path / "commits").mkdir()
-    (tmp_path / "commits" / ".0.tmp").write_text("partial")
+    (tmp_path / "metadata").write_text('{"id":"q"}')  # the query's id alone: nothing read yet
     assert is_new(tmp_path)
-    (tmp_path / "commits" / "0").write_text("v1\n{}")
+
+
+def test_a_checkpoint_a_query_started_on_is_not_new(tmp_path: Path) -> None:
+    sources = tmp_path / "sources" / "0"
+    sources.mkdir(parents=True)  # a source's starting offsets, kept from the first start: a backlog may follow them
     assert not is_new(tmp_path)
+    begun = tmp_path / "begun"
+    offsets_entry(begun, 0, 2)  # a batch begun, not committed
+    assert not is_new(begun)
+    committed = tmp_path / "committed"
+    (committed / "commits").mkdir(parents=True)
+    (committed / "commits" / "0").write_text("v1\n{}")
+    assert not is_new(committed)
 
 
 def test_a_checkpoint_uri_is_never_new() -> None:
