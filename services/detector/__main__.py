@@ -11,10 +11,11 @@ administrator may grant them meanwhile. A checkpoint started with another number
 --shuffle-partitions ends it the same way (checkpoint.partitions_problem), and so does a query that Spark refuses
 because the checkpoint holds state in an earlier release's layout (checkpoint.layout_problem).
 
-On a new checkpoint whose transactions start at `latest` (checkpoint.seeds), the query first runs as one micro-batch
-of the rules (pipeline.start_seeding), then under Real-time Mode; `/readyz` says ready from the Real-time Mode
-query's start. A seeding that fails is tried again only while the checkpoint is still new (checkpoint.is_new: before
-Spark kept the sources' starting offsets); after that the restart is Real-time Mode's. A process seeds at most once.
+On a new checkpoint whose transactions start at `latest` (checkpoint.seeds), the query first runs as micro-batches of
+the rules (pipeline.start_seeding, at most checkpoint.SEEDING_BATCHES), then under Real-time Mode; `/readyz` says
+ready from the Real-time Mode query's start. A seeding that fails is tried again only while the checkpoint is still
+new (checkpoint.is_new: before Spark kept the sources' starting offsets); after that the restart is Real-time Mode's.
+A process seeds at most once.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from fraudstream_kafka.settings import ConfigValue, KafkaSettings
 from fraudstream_kafka.topics import ensure_contract_topics, output_headroom_problems
 
 from . import metrics
-from .checkpoint import layout_problem, partitions_problem, seeds
+from .checkpoint import layout_problem, partitions_problem, seeding_rules_per_batch, seeds
 from .config import DetectorConfig, parse_config
 from .endpoints import Endpoints
 from .jvm_evaluator import EvaluatorProgress, evaluator_conf
@@ -72,7 +73,7 @@ def wait_for_topics(cfg: DetectorConfig, stop: threading.Event) -> dict[str, int
 
 
 class EndOffsets:
-    """The transactions topic's end offsets per partition, or None while they cannot be read."""
+    """A topic's end offsets per partition, or None while they cannot be read."""
 
     def __init__(self, kafka: KafkaSettings, topic: str, group_id_prefix: str) -> None:
         self._topic = topic
@@ -80,10 +81,19 @@ class EndOffsets:
         self._consumer = Consumer(kafka.client_config(**config))
 
     def read(self) -> dict[int, int] | None:
+        watermarks = self._watermarks()
+        return None if watermarks is None else {p: end for p, (_, end) in watermarks.items()}
+
+    def span(self) -> int | None:
+        """The offsets from the topic's start to its end, over its partitions; None while they cannot be read."""
+        watermarks = self._watermarks()
+        return None if watermarks is None else sum(end - start for start, end in watermarks.values())
+
+    def _watermarks(self) -> dict[int, tuple[int, int]] | None:
         try:
             partitions = self._consumer.list_topics(self._topic, timeout=5).topics[self._topic].partitions
             return {
-                p: self._consumer.get_watermark_offsets(TopicPartition(self._topic, p), timeout=5, cached=False)[1]
+                p: self._consumer.get_watermark_offsets(TopicPartition(self._topic, p), timeout=5, cached=False)
                 for p in partitions
             }
         except (KafkaException, KeyError):
@@ -138,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     listen(spark)
     evaluator = EvaluatorProgress(spark, cfg.evaluator_metrics_port, progress)
     offsets = EndOffsets(cfg.kafka, cfg.topics.transactions, cfg.group_id_prefix)
+    rules = EndOffsets(cfg.kafka, cfg.topics.rules, cfg.group_id_prefix)
     watcher = threading.Thread(
         target=watch, args=(liveness, offsets, evaluator, stop), name="detector-watch", daemon=True
     )
@@ -148,7 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         while not stop.is_set():
             seeding = not seeded and seeds(cfg.checkpoint_dir, cfg.starting_offsets)
-            query = (start_seeding if seeding else start_query)(spark, cfg, max_request_bytes)
+            if seeding:
+                query = start_seeding(spark, cfg, max_request_bytes, seeding_rules_per_batch(rules.span()))
+            else:
+                query = start_query(spark, cfg, max_request_bytes)
             started = time.monotonic()
             liveness.query_state(True, started)
             if seeding:
@@ -163,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
                 break
             if seeding and query.exception() is None:
                 seeded = True
-                log.info("checkpoint seeded in %.1f s", time.monotonic() - started)
+                took_s = time.monotonic() - started
+                log.info("checkpoint seeded in %.1f s, %d micro-batches", took_s, len(query.recentProgress))
                 continue
             ready.clear()
             liveness.query_state(False, time.monotonic())
@@ -184,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         stop.set()
         watcher.join(timeout=WATCH_INTERVAL_S + 10)
         offsets.close()
+        rules.close()
         stop_session(spark)
         endpoints.stop()
     log.info("detector stopped")

@@ -49,6 +49,17 @@ def seeds(checkpoint_dir: Path, starting_offsets: str) -> bool:
     return starting_offsets == "latest" and is_new(checkpoint_dir)
 
 
+SEEDING_BATCHES = 12
+"""How many micro-batches a seeding's rules are read in, at most (pipeline.start_seeding)."""
+
+
+def seeding_rules_per_batch(rules_offsets: int | None, batches: int = SEEDING_BATCHES) -> int | None:
+    """The rules topic's offsets a seeding micro-batch reads at most, so that `rules_offsets` (the topic's span, end
+    minus start over its partitions) take `batches` micro-batches, or one per offset when there are fewer; None (no
+    limit: one micro-batch) when the span could not be read."""
+    return None if rules_offsets is None else max(1, -(-rules_offsets // batches))
+
+
 def state_partitions(checkpoint_dir: Path) -> int | None:
     """The state partitions recorded in the newest readable entry of the checkpoint's offset log; None when there is
     none yet (a new checkpoint), or the checkpoint is not on a local filesystem (a URI such as s3a://...)."""

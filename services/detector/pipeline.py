@@ -35,9 +35,12 @@ QUERY_NAME = "fraudstream-detector"
 log = logging.getLogger(__name__)
 
 
-def _kafka_records(spark: SparkSession, cfg: DetectorConfig, topic: str, start: str, *, rule: bool) -> DataFrame:
+def _kafka_records(
+    spark: SparkSession, cfg: DetectorConfig, topic: str, start: str, *, rule: bool, per_batch: int | None = None
+) -> DataFrame:
     """The records of `topic` from `start` (when the checkpoint has no offsets yet) in the columns rule (the given
-    constant: whether these are rule messages), key, value, topic, partition, offset, timestamp_ms (Kafka's)."""
+    constant: whether these are rule messages), key, value, topic, partition, offset, timestamp_ms (Kafka's); a
+    micro-batch reads at most `per_batch` offsets of it when given."""
     reader = (
         spark.readStream.format("kafka")
         .options(**cfg.source_options())
@@ -45,6 +48,8 @@ def _kafka_records(spark: SparkSession, cfg: DetectorConfig, topic: str, start: 
         .option("startingOffsets", start)
         .option("failOnDataLoss", "false")
     )
+    if per_batch is not None:
+        reader = reader.option("maxOffsetsPerTrigger", str(per_batch))
     return reader.load().select(
         F.lit(rule).alias("rule"),
         "key",
@@ -56,18 +61,21 @@ def _kafka_records(spark: SparkSession, cfg: DetectorConfig, topic: str, start: 
     )
 
 
-def input_records(spark: SparkSession, cfg: DetectorConfig) -> DataFrame:
+def input_records(spark: SparkSession, cfg: DetectorConfig, rules_per_batch: int | None = None) -> DataFrame:
     """Rule messages, each once per bucket, and transactions, each once per bucket it goes to: the columns rule,
-    key, value, topic, partition, offset, timestamp_ms, bucket (Evaluation.INPUT_COLUMNS in the JVM)."""
+    key, value, topic, partition, offset, timestamp_ms, bucket (Evaluation.INPUT_COLUMNS in the JVM); a
+    micro-batch reads at most `rules_per_batch` offsets of the rules topic when given."""
     transactions = _kafka_records(spark, cfg, cfg.topics.transactions, cfg.starting_offsets, rule=False)
-    rules = _kafka_records(spark, cfg, cfg.topics.rules, "earliest", rule=True)
+    rules = _kafka_records(spark, cfg, cfg.topics.rules, "earliest", rule=True, per_batch=rules_per_batch)
     return jvm_evaluator.with_buckets(transactions.union(rules), cfg)
 
 
-def _query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> DataStreamWriter:
+def _query(
+    spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int, rules_per_batch: int | None = None
+) -> DataStreamWriter:
     """The whole query on cfg.checkpoint_dir, without its trigger; `max_request_bytes` is the largest record the
-    writer's producer sends (the output topics' max.message.bytes)."""
-    reported = jvm_evaluator.evaluate(input_records(spark, cfg), cfg)
+    writer's producer sends (the output topics' max.message.bytes), `rules_per_batch` as in `input_records`."""
+    reported = jvm_evaluator.evaluate(input_records(spark, cfg, rules_per_batch), cfg)
     return (
         jvm_evaluator.publish_to_kafka(reported.writeStream, cfg, max_request_bytes)
         .queryName(QUERY_NAME)
@@ -85,20 +93,26 @@ def start_query(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int
     return real_time.start()
 
 
-def start_seeding(spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int) -> StreamingQuery:
-    """Starts the same query as one micro-batch over what the topics hold now (Trigger.AvailableNow), which ends by
-    itself: before `start_query`, on a checkpoint that checkpoint.seeds chose.
+def start_seeding(
+    spark: SparkSession, cfg: DetectorConfig, max_request_bytes: int, rules_per_batch: int | None
+) -> StreamingQuery:
+    """Starts the same query as micro-batches over what the topics hold now (Trigger.AvailableNow), which end by
+    themselves: before `start_query`, on a checkpoint that checkpoint.seeds chose, each micro-batch reading at most
+    `rules_per_batch` offsets of the rules topic when given (checkpoint.seeding_rules_per_batch).
 
-    Contract: the transactions start at `latest`, so the micro-batch reads the rules topic and next to no
-    transaction (those that arrive while Spark reads the topic's start and end offsets); it evaluates and publishes
-    what it reads, commits the rules into every bucket's state, and the query that follows starts after the offsets
-    it committed. With nothing on the topics it commits nothing. What it buys: the stores' column families (the
-    processors' state variables) are created, and the snapshot Spark forces in the commit of the batch that creates
-    them is written, while the state holds only the rules. Under Real-time Mode that snapshot came in the first
-    checkpoint's commit, after a whole interval of windows: a median 1.5 s of its first transition
-    (docs/BENCHMARKS.md).
+    Contract: the transactions start at `latest`, so the micro-batches read the rules topic and next to no
+    transaction (those that arrive while Spark reads the topic's start and end offsets); they evaluate and publish
+    what they read, commit the rules into every bucket's state (the rules catch-up holds what a batch reads until
+    the last has read the topic's end), and the query that follows starts after the offsets they committed. With
+    nothing on the topics they commit nothing. What they buy: the stores' column families (the processors' state
+    variables) are created, and the snapshot Spark forces in the commit of the batch that creates them is written,
+    while the state holds only the rules; under Real-time Mode that snapshot came in the first checkpoint's commit,
+    after a whole interval of windows (a median 1.5 s of its first transition, docs/BENCHMARKS.md). And each batch
+    runs the steps of a batch transition (planning, the stateful tasks' start and their state commit) once more
+    before Real-time Mode's first: its first transitions were the slowest by their number, not by the detector's
+    age.
     """
-    return _query(spark, cfg, max_request_bytes).trigger(availableNow=True).start()
+    return _query(spark, cfg, max_request_bytes, rules_per_batch).trigger(availableNow=True).start()
 
 
 def record_progress(progress: Mapping[str, Any]) -> None:

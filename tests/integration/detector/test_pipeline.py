@@ -257,15 +257,17 @@ def test_a_query_restarted_in_the_same_jvm_routes_by_the_rules_published_while_i
 def test_a_new_checkpoint_is_seeded_with_the_rules_and_real_time_mode_continues_it(
     spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
 ) -> None:
-    """The seeding is one micro-batch of the rules that ends by itself, committed; the Real-time Mode query on its
-    checkpoint evaluates every transaction from the seeding's `latest` on with the rules the seeding put in the state
-    (its own rules source starts after them): the oracle's alerts, each once."""
+    """The seeding is micro-batches of the rules, as many as asked for, that end by themselves, committed; the
+    Real-time Mode query on its checkpoint evaluates every transaction from the seeding's `latest` on with all the
+    rules the seeding put in the state (its own rules source starts after them): the oracle's alerts, each once."""
     checkpoint = tmp_path / "checkpoint"
     config = dataclasses.replace(detector_config(kafka_settings, unique_topics, checkpoint), starting_offsets="latest")
     limits = ensure_contract_topics(kafka_settings, unique_topics)
     script = Script(kafka_settings, unique_topics)
     script.rule("ns/sum", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "100", 10))
-    script.next_ts_ms += 6_000  # past the contract's 5 s margin: the rule is live for every transaction below
+    script.rule("ns/max", spec(["payerId"], "MAX", "paymentAmount", "GREATER", "150", 10))
+    script.rule("ns/count", spec(["payerId"], "COUNT", None, "GREATER_EQUAL", "3", 10))
+    script.next_ts_ms += 6_000  # past the contract's 5 s margin: the rules are live for every transaction below
     t0 = script.next_ts_ms
     n = 0
 
@@ -280,10 +282,11 @@ def test_a_new_checkpoint_is_seeded_with_the_rules_and_real_time_mode_continues_
     txs([("p1", "500")])  # before `latest`: never read
     before_latest = len(script.records)
     assert seeds(checkpoint, config.starting_offsets)
-    seeding = pipeline.start_seeding(spark, config, max(limits[unique_topics.alerts], limits[unique_topics.dlq]))
+    max_request_bytes = max(limits[unique_topics.alerts], limits[unique_topics.dlq])
+    seeding = pipeline.start_seeding(spark, config, max_request_bytes, rules_per_batch=1)
     assert seeding.awaitTermination(240), "the seeding ends by itself"
     assert seeding.exception() is None
-    assert log_batches(checkpoint, "commits") == [0]
+    assert log_batches(checkpoint, "commits") == [0, 1, 2], "one micro-batch per rule"
     assert not seeds(checkpoint, config.starting_offsets)
     txs([("p1", "60"), ("p1", "50"), ("p2", "200"), ("p3", "5")])  # between the two queries; alerts: t3, t4
     with running_detector(spark, config):
@@ -293,6 +296,7 @@ def test_a_new_checkpoint_is_seeded_with_the_rules_and_real_time_mode_continues_
         got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: alert_keys(ms) >= expected, timeout_s=240)
 
     assert {tx for _, tx, _ in expected} == {"t3", "t4", "t6", "t8"}
+    assert {rule for rule, _, _ in expected} == {"ns/sum", "ns/max", "ns/count"}, "each seeded rule alerts"
     assert alert_keys(got) == expected
     assert len(got) == len(expected)
 

@@ -1,5 +1,6 @@
 """The state partitions a checkpoint fixes, read from its offset log, and the refusal of another count; the end of
-a detector whose checkpoint Spark refuses for its state's layout; whether a checkpoint is new (to be seeded)."""
+a detector whose checkpoint Spark refuses for its state's layout; whether a checkpoint is new (to be seeded), and
+how many rules offsets each of the seeding's micro-batches reads."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from fraudstream_detector.checkpoint import (
     is_new,
     layout_problem,
     partitions_problem,
+    seeding_rules_per_batch,
     seeds,
     state_partitions,
 )
@@ -105,3 +107,18 @@ def test_only_a_new_checkpoint_whose_transactions_start_at_latest_is_seeded(tmp_
     (tmp_path / "commits").mkdir()
     (tmp_path / "commits" / "0").write_text("v1\n{}")
     assert not seeds(tmp_path, "latest")
+
+
+def test_the_seeding_reads_the_rules_in_at_most_its_batches() -> None:
+    for span in (0, 1, 5, 11, 12, 13, 50, 1_000, 123_457):
+        per_batch = seeding_rules_per_batch(span, batches=12)
+        assert per_batch is not None and per_batch >= 1
+        assert -(-span // per_batch) <= 12, "no more micro-batches than asked for"
+        if per_batch > 1:
+            assert -(-span // (per_batch - 1)) > 12, "the fewest offsets a micro-batch that keep to that"
+    assert seeding_rules_per_batch(50, batches=12) == 5
+    assert seeding_rules_per_batch(3, batches=12) == 1  # one a micro-batch: three
+
+
+def test_a_span_that_could_not_be_read_seeds_in_one_micro_batch() -> None:
+    assert seeding_rules_per_batch(None) is None
