@@ -43,7 +43,7 @@ def is_new(checkpoint_dir: Path) -> bool:
 
 def seeds(checkpoint_dir: Path, starting_offsets: str) -> bool:
     """Whether the detector seeds this checkpoint before it starts Real-time Mode (pipeline.start_seeding): when it is
-    new and its transactions start at `latest`, so the seeding is one micro-batch of the rules. From `earliest` (or
+    new and its transactions start at `latest`, so the seeding is micro-batches of the rules alone. From `earliest` (or
     given offsets), or on a checkpoint a query has started on, there may be a backlog, which is left to Real-time
     Mode: one micro-batch of it could outlast a startup probe and be run again from its start after each restart."""
     return starting_offsets == "latest" and is_new(checkpoint_dir)

@@ -5,7 +5,7 @@
     rules topic (compacted, from its beginning) ─────┘
 
 The sources, the union, the fan-out, the triggers, the sink options and the query's start are here; on a new
-checkpoint the same query first runs as one micro-batch of the rules (`start_seeding`). Real-time Mode
+checkpoint the same query first runs as micro-batches of the rules (`start_seeding`). Real-time Mode
 (`trigger(realTime=...)`, the checkpoint interval) admits no Python operator, so both stateful stages
 (jvm_evaluator.evaluate) and the writer (jvm_evaluator.publish_to_kafka) are JVM code; each record flows through as
 it arrives.
