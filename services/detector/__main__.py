@@ -27,6 +27,7 @@ import threading
 import time
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
+from pyspark.sql.streaming.query import StreamingQuery
 
 from fraudstream_kafka.exceptions import CredentialsRefusedError, NotAuthorizedError
 from fraudstream_kafka.security import check_credentials
@@ -73,7 +74,7 @@ def wait_for_topics(cfg: DetectorConfig, stop: threading.Event) -> dict[str, int
 
 
 class EndOffsets:
-    """A topic's end offsets per partition, or None while they cannot be read."""
+    """A topic's offsets as a consumer sees them: each read asks the broker, and answers None while it cannot."""
 
     def __init__(self, kafka: KafkaSettings, topic: str, group_id_prefix: str) -> None:
         self._topic = topic
@@ -81,6 +82,7 @@ class EndOffsets:
         self._consumer = Consumer(kafka.client_config(**config))
 
     def read(self) -> dict[int, int] | None:
+        """The topic's end offset per partition."""
         watermarks = self._watermarks()
         return None if watermarks is None else {p: end for p, (_, end) in watermarks.items()}
 
@@ -101,6 +103,20 @@ class EndOffsets:
 
     def close(self) -> None:
         self._consumer.close()
+
+
+def rules_span(cfg: DetectorConfig) -> int | None:
+    """The rules topic's offsets from its start to its end (EndOffsets.span), read once; None if they cannot be."""
+    rules = EndOffsets(cfg.kafka, cfg.topics.rules, cfg.group_id_prefix)
+    try:
+        return rules.span()
+    finally:
+        rules.close()
+
+
+def batches_run(query: StreamingQuery) -> int:
+    """How many micro-batches a query that has ended ran, of its recent progress (idle triggers report none)."""
+    return sum(1 for progress in query.recentProgress if "addBatch" in progress.durationMs)
 
 
 def watch(liveness: Liveness, offsets: EndOffsets, evaluator: EvaluatorProgress, stop: threading.Event) -> None:
@@ -148,7 +164,6 @@ def main(argv: list[str] | None = None) -> int:
     listen(spark)
     evaluator = EvaluatorProgress(spark, cfg.evaluator_metrics_port, progress)
     offsets = EndOffsets(cfg.kafka, cfg.topics.transactions, cfg.group_id_prefix)
-    rules = EndOffsets(cfg.kafka, cfg.topics.rules, cfg.group_id_prefix)
     watcher = threading.Thread(
         target=watch, args=(liveness, offsets, evaluator, stop), name="detector-watch", daemon=True
     )
@@ -160,16 +175,21 @@ def main(argv: list[str] | None = None) -> int:
         while not stop.is_set():
             seeding = not seeded and seeds(cfg.checkpoint_dir, cfg.starting_offsets)
             if seeding:
-                query = start_seeding(spark, cfg, max_request_bytes, seeding_rules_per_batch(rules.span()))
+                per_batch = seeding_rules_per_batch(rules_span(cfg))
+                query = start_seeding(spark, cfg, max_request_bytes, per_batch)
             else:
                 query = start_query(spark, cfg, max_request_bytes)
             started = time.monotonic()
             liveness.query_state(True, started)
             if seeding:
-                log.info("seeding the new checkpoint %s with the rules", cfg.checkpoint_dir)
+                log.info(
+                    "seeding the new checkpoint %s with the rules, %s",
+                    cfg.checkpoint_dir,
+                    f"at most {per_batch} rules offsets a micro-batch" if per_batch else "in one micro-batch",
+                )
             else:
-                ready.set()
                 log.info("detector query started (checkpoint %s)", cfg.checkpoint_dir)
+                ready.set()
             while query.isActive and not stop.wait(0.5):
                 pass
             if stop.is_set():
@@ -178,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
             if seeding and query.exception() is None:
                 seeded = True
                 took_s = time.monotonic() - started
-                log.info("checkpoint seeded in %.1f s, %d micro-batches", took_s, len(query.recentProgress))
+                log.info("checkpoint seeded in %.1f s, %d micro-batches", took_s, batches_run(query))
                 continue
             ready.clear()
             liveness.query_state(False, time.monotonic())
@@ -199,7 +219,6 @@ def main(argv: list[str] | None = None) -> int:
         stop.set()
         watcher.join(timeout=WATCH_INTERVAL_S + 10)
         offsets.close()
-        rules.close()
         stop_session(spark)
         endpoints.stop()
     log.info("detector stopped")

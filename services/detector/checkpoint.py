@@ -50,14 +50,18 @@ def seeds(checkpoint_dir: Path, starting_offsets: str) -> bool:
 
 
 SEEDING_BATCHES = 12
-"""How many micro-batches a seeding's rules are read in, at most (pipeline.start_seeding)."""
+"""How many micro-batches a seeding's rules are read in (pipeline.start_seeding): at most this many from the span
+read at its start on the contract's one-partition rules topic. Spark's Kafka source gives each partition at least one
+offset a batch, so a topic of many partitions may take more, and so may rules published after the span was read."""
 
 
 def seeding_rules_per_batch(rules_offsets: int | None, batches: int = SEEDING_BATCHES) -> int | None:
     """The rules topic's offsets a seeding micro-batch reads at most, so that `rules_offsets` (the topic's span, end
-    minus start over its partitions) take `batches` micro-batches, or one per offset when there are fewer; None (no
-    limit: one micro-batch) when the span could not be read."""
-    return None if rules_offsets is None else max(1, -(-rules_offsets // batches))
+    minus start over its partitions, read before the seeding starts) take `batches` micro-batches, or one per offset
+    when there are fewer; None (no limit: one micro-batch) when the span could not be read or is 0. An empty topic
+    may be filling as the seeding starts (a new install, its operator publishing the rules): limited to one offset a
+    micro-batch, every rule published meanwhile would take a micro-batch of its own."""
+    return None if not rules_offsets else max(1, -(-rules_offsets // batches))
 
 
 def state_partitions(checkpoint_dir: Path) -> int | None:

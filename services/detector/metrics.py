@@ -18,7 +18,7 @@ QUERY_UP = Gauge("fraud_query_up", "1 while the streaming query runs, 0 while it
 BATCH_DURATION = Histogram(
     "fraud_batch_duration_seconds",
     "Execution time of each batch: a Real-time Mode batch is one checkpoint interval from its first record; a new "
-    "checkpoint's seeding runs up to 12 micro-batches of the rules before them",
+    "checkpoint's seeding runs micro-batches of the rules before them",
     buckets=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0),
 )
 BATCH_PHASE = Gauge("fraud_batch_phase_seconds", "Duration of each phase of the last batch", ["phase"])

@@ -82,7 +82,7 @@ def test_outages_of_30_seconds_and_3_minutes_lose_no_alert(broker: KafkaBroker, 
         assert {json.loads(m.value())["alertId"] for m in got} == expected
 
     try:
-        wait_for(lambda: detector.check_alive() or answers(f"{url.base}/readyz"), 300, "the detector running", 1)
+        wait_for(lambda: detector.check_alive() or url.ready(), 300, "the detector running", 1)
         transactions(20)
         all_alerted()
         for outage_s in (30, 180):
@@ -108,9 +108,9 @@ def test_a_detector_started_while_the_broker_is_down_waits_and_says_so(broker: K
             "the detector saying it waits for Kafka",
         )
         alive_through(detector, 10)
-        assert not answers_ready(url.base)
+        assert not url.ready()
         broker.start()
-        wait_for(lambda: detector.check_alive() or answers(f"{url.base}/readyz"), 300, "the detector running", 1)
+        wait_for(lambda: detector.check_alive() or url.ready(), 300, "the detector running", 1)
         script = Script(kafka, TOPICS, next_ts_ms=int(time.time() * 1000))
         script.rule("outage/every-tx", COUNT_EVERY_TRANSACTION)
         wait_for(lambda: sample(url, "fraud_active_rules") == 1, 120, "the rule loaded")
@@ -119,10 +119,3 @@ def test_a_detector_started_while_the_broker_is_down_waits_and_says_so(broker: K
         assert [json.loads(m.value())["transactionId"] for m in got] == ["after"]
     finally:
         detector.stop()
-
-
-def answers_ready(url: str) -> bool:
-    try:
-        return answers(f"{url}/readyz")
-    except OSError:
-        return False

@@ -145,6 +145,14 @@ class DetectorEndpoints:
     def metrics_urls(self) -> list[str]:
         return [f"{self.base}/metrics", self.evaluator_metrics]
 
+    def ready(self) -> bool:
+        """Whether /readyz answers 200 (the Real-time Mode query runs); False while nothing answers."""
+        try:
+            with urllib.request.urlopen(f"{self.base}/readyz", timeout=2) as response:
+                return bool(response.status == 200)
+        except OSError:
+            return False
+
 
 def detector_process(
     kafka: KafkaSettings,

@@ -301,6 +301,38 @@ def test_a_new_checkpoint_is_seeded_with_the_rules_and_real_time_mode_continues_
     assert len(got) == len(expected)
 
 
+def test_a_seeding_in_micro_batches_evaluates_nothing_before_it_has_read_every_rule(
+    spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
+) -> None:
+    """Each seeding micro-batch reads one rule here, and the first also reads every transaction (from `earliest`,
+    which the detector itself leaves to Real-time Mode): the rules catch-up holds them across the batches until the
+    last rule is read, so the alerts are the oracle's with all three rules, each once."""
+    checkpoint = tmp_path / "checkpoint"
+    config = detector_config(kafka_settings, unique_topics, checkpoint)  # transactions from `earliest`
+    limits = ensure_contract_topics(kafka_settings, unique_topics)
+    script = Script(kafka_settings, unique_topics)
+    script.rule("ns/sum", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "100", 10))
+    script.rule("ns/max", spec(["payerId"], "MAX", "paymentAmount", "GREATER", "150", 10))
+    script.rule("ns/count", spec(["payerId"], "COUNT", None, "GREATER_EQUAL", "3", 10))
+    script.next_ts_ms += 6_000
+    t0 = script.next_ts_ms
+    payments = [("p1", "60"), ("p1", "50"), ("p2", "200"), ("p3", "5"), ("p1", "10"), ("p3", "90"), ("p3", "6")]
+    for n, (payer, amount) in enumerate(payments):
+        script.transaction({"transactionId": f"t{n}", "eventTime": t0 + n, "payerId": payer, "paymentAmount": amount})
+    expected = expected_alerts(script.records, lateness_ms=60_000)
+
+    max_request_bytes = max(limits[unique_topics.alerts], limits[unique_topics.dlq])
+    seeding = pipeline.start_seeding(spark, config, max_request_bytes, rules_per_batch=1)
+    assert seeding.awaitTermination(240), "the seeding ends by itself"
+    assert seeding.exception() is None
+    got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: alert_keys(ms) >= expected, timeout_s=60)
+
+    assert log_batches(checkpoint, "commits") == [0, 1, 2]
+    assert {rule for rule, _, _ in expected} == {"ns/sum", "ns/max", "ns/count"}
+    assert alert_keys(got) == expected
+    assert len(got) == len(expected)
+
+
 def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_running(
     spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
 ) -> None:

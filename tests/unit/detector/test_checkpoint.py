@@ -110,7 +110,7 @@ def test_only_a_new_checkpoint_whose_transactions_start_at_latest_is_seeded(tmp_
 
 
 def test_the_seeding_reads_the_rules_in_at_most_its_batches() -> None:
-    for span in (0, 1, 5, 11, 12, 13, 50, 1_000, 123_457):
+    for span in (1, 5, 11, 12, 13, 50, 1_000, 123_457):
         per_batch = seeding_rules_per_batch(span, batches=12)
         assert per_batch is not None and per_batch >= 1
         assert -(-span // per_batch) <= 12, "no more micro-batches than asked for"
@@ -120,5 +120,6 @@ def test_the_seeding_reads_the_rules_in_at_most_its_batches() -> None:
     assert seeding_rules_per_batch(3, batches=12) == 1  # one a micro-batch: three
 
 
-def test_a_span_that_could_not_be_read_seeds_in_one_micro_batch() -> None:
+def test_a_span_that_could_not_be_read_or_an_empty_topic_seeds_in_one_micro_batch() -> None:
     assert seeding_rules_per_batch(None) is None
+    assert seeding_rules_per_batch(0) is None  # rules published as the seeding starts: not one micro-batch each
