@@ -356,8 +356,9 @@ Integers go through int64: numbers from values files are floats to Helm, which p
 {{/*
 The Spark driver container's probes, on its metrics port, in both modes (executors serve none). Startup and
 readiness ask /readyz (the Real-time Mode query runs): start-up may take detector.startupTimeoutSeconds (Spark
-start, waiting for Kafka, seeding a new checkpoint with the rules). Liveness asks /livez, which fails once the query has been down, or transactions have waited
-without progress, for detector.livenessTimeoutSeconds; three failed probes restart the container.
+start, waiting for Kafka, seeding a new checkpoint with the rules). Liveness asks /livez, which fails once the query
+has been down, or transactions have waited without progress, for detector.livenessTimeoutSeconds; three failed
+probes restart the container.
 */}}
 {{- define "fraudstream.detectorProbes" -}}
 startupProbe:

@@ -254,6 +254,22 @@ def test_a_query_restarted_in_the_same_jvm_routes_by_the_rules_published_while_i
     assert counts == want
 
 
+def publish_three_rules(script: Script) -> None:
+    """A SUM, a MAX and a COUNT rule per payer, live for every transaction the script produces after them."""
+    script.rule("ns/sum", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "100", 10))
+    script.rule("ns/max", spec(["payerId"], "MAX", "paymentAmount", "GREATER", "150", 10))
+    script.rule("ns/count", spec(["payerId"], "COUNT", None, "GREATER_EQUAL", "3", 10))
+    script.next_ts_ms += 6_000  # past the contract's 5 s margin
+
+
+def seed_one_rule_a_batch(spark: Any, config: DetectorConfig, limits: dict[str, int]) -> None:
+    """Runs the seeding on config's checkpoint, one rules offset a micro-batch, until it ends by itself."""
+    topics = config.topics
+    seeding = pipeline.start_seeding(spark, config, max(limits[topics.alerts], limits[topics.dlq]), rules_per_batch=1)
+    assert seeding.awaitTermination(240), "the seeding ends by itself"
+    assert seeding.exception() is None
+
+
 def test_a_new_checkpoint_is_seeded_with_the_rules_and_real_time_mode_continues_it(
     spark: Any, kafka_settings: KafkaSettings, unique_topics: Topics, tmp_path: Path
 ) -> None:
@@ -264,10 +280,7 @@ def test_a_new_checkpoint_is_seeded_with_the_rules_and_real_time_mode_continues_
     config = dataclasses.replace(detector_config(kafka_settings, unique_topics, checkpoint), starting_offsets="latest")
     limits = ensure_contract_topics(kafka_settings, unique_topics)
     script = Script(kafka_settings, unique_topics)
-    script.rule("ns/sum", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "100", 10))
-    script.rule("ns/max", spec(["payerId"], "MAX", "paymentAmount", "GREATER", "150", 10))
-    script.rule("ns/count", spec(["payerId"], "COUNT", None, "GREATER_EQUAL", "3", 10))
-    script.next_ts_ms += 6_000  # past the contract's 5 s margin: the rules are live for every transaction below
+    publish_three_rules(script)
     t0 = script.next_ts_ms
     n = 0
 
@@ -282,10 +295,7 @@ def test_a_new_checkpoint_is_seeded_with_the_rules_and_real_time_mode_continues_
     txs([("p1", "500")])  # before `latest`: never read
     before_latest = len(script.records)
     assert seeds(checkpoint, config.starting_offsets)
-    max_request_bytes = max(limits[unique_topics.alerts], limits[unique_topics.dlq])
-    seeding = pipeline.start_seeding(spark, config, max_request_bytes, rules_per_batch=1)
-    assert seeding.awaitTermination(240), "the seeding ends by itself"
-    assert seeding.exception() is None
+    seed_one_rule_a_batch(spark, config, limits)
     assert log_batches(checkpoint, "commits") == [0, 1, 2], "one micro-batch per rule"
     assert not seeds(checkpoint, config.starting_offsets)
     txs([("p1", "60"), ("p1", "50"), ("p2", "200"), ("p3", "5")])  # between the two queries; alerts: t3, t4
@@ -311,20 +321,14 @@ def test_a_seeding_in_micro_batches_evaluates_nothing_before_it_has_read_every_r
     config = detector_config(kafka_settings, unique_topics, checkpoint)  # transactions from `earliest`
     limits = ensure_contract_topics(kafka_settings, unique_topics)
     script = Script(kafka_settings, unique_topics)
-    script.rule("ns/sum", spec(["payerId"], "SUM", "paymentAmount", "GREATER", "100", 10))
-    script.rule("ns/max", spec(["payerId"], "MAX", "paymentAmount", "GREATER", "150", 10))
-    script.rule("ns/count", spec(["payerId"], "COUNT", None, "GREATER_EQUAL", "3", 10))
-    script.next_ts_ms += 6_000
+    publish_three_rules(script)
     t0 = script.next_ts_ms
     payments = [("p1", "60"), ("p1", "50"), ("p2", "200"), ("p3", "5"), ("p1", "10"), ("p3", "90"), ("p3", "6")]
     for n, (payer, amount) in enumerate(payments):
         script.transaction({"transactionId": f"t{n}", "eventTime": t0 + n, "payerId": payer, "paymentAmount": amount})
     expected = expected_alerts(script.records, lateness_ms=60_000)
 
-    max_request_bytes = max(limits[unique_topics.alerts], limits[unique_topics.dlq])
-    seeding = pipeline.start_seeding(spark, config, max_request_bytes, rules_per_batch=1)
-    assert seeding.awaitTermination(240), "the seeding ends by itself"
-    assert seeding.exception() is None
+    seed_one_rule_a_batch(spark, config, limits)
     got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: alert_keys(ms) >= expected, timeout_s=60)
 
     assert log_batches(checkpoint, "commits") == [0, 1, 2]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -90,13 +89,7 @@ def pipeline(
             extra_args=["--metrics-addr", "127.0.0.1"],
         )  # fmt: skip
         running = detector
-
-        def query_running() -> bool:
-            running.check_alive()
-            with urllib.request.urlopen(f"{url.base}/readyz", timeout=2) as response:
-                return bool(response.status == 200)
-
-        wait_for(query_running, 240, "the detector's query running", interval_s=0.5)
+        wait_for(lambda: running.check_alive() or url.ready(), 240, "the detector's query running", interval_s=0.5)
         yield SecuredPipeline(secured_kafka, mode, topics, namespace, url)
     finally:
         kubectl(kubeconfig, "delete", "-f", str(manifest), "--ignore-not-found", "--timeout=60s")
