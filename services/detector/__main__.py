@@ -182,10 +182,11 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             liveness.query_state(True, started)
             if seeding:
+                pace = f"each micro-batch reading at most {per_batch} of the rules topic's offsets"
                 log.info(
                     "seeding the new checkpoint %s with the rules, %s",
                     cfg.checkpoint_dir,
-                    f"at most {per_batch} rules offsets a micro-batch" if per_batch else "in one micro-batch",
+                    pace if per_batch else "in one micro-batch",
                 )
             else:
                 log.info("detector query started (checkpoint %s)", cfg.checkpoint_dir)
@@ -198,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
             if seeding and query.exception() is None:
                 seeded = True
                 took_s = time.monotonic() - started
-                log.info("checkpoint seeded in %.1f s, %d micro-batches", took_s, batches_run(query))
+                batches = batches_run(query)
+                log.info("checkpoint seeded in %.1f s, %d micro-batch%s", took_s, batches, "" if batches == 1 else "es")
                 continue
             ready.clear()
             liveness.query_state(False, time.monotonic())

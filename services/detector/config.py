@@ -193,13 +193,24 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         _on_off,
     )
     args = p.parse_args(argv)
-    for name, value in (("lateness-ms", args.lateness_ms), ("future-skew-ms", args.future_skew_ms)):
-        if value < 0:
-            p.error(f"--{name} must be >= 0, got {value}")
-    if args.state_cache_mb < 0:
-        p.error(f"--state-cache-mb must be >= 0, got {args.state_cache_mb}")
-    if args.reorder_wait_ms < 0:
-        p.error(f"--reorder-wait-ms must be >= 0, got {args.reorder_wait_ms}")
+    # The least value each number may take. A catch-up timeout of 0 would release a task's records before it had read
+    # the rules; a sweep interval of 0 would sweep on every call; no buckets, no state.
+    least = (
+        ("lateness-ms", args.lateness_ms, 0),
+        ("future-skew-ms", args.future_skew_ms, 0),
+        ("reorder-wait-ms", args.reorder_wait_ms, 0),
+        ("state-cache-mb", args.state_cache_mb, 0),
+        ("shuffle-partitions", args.shuffle_partitions, 1),
+        ("sweep-interval-ms", args.sweep_interval_ms, 1),
+        ("rules-catch-up-timeout-ms", args.rules_catch_up_timeout_ms, 1),
+        ("metrics-port", args.metrics_port, 0),
+        ("evaluator-metrics-port", args.evaluator_metrics_port, 0),
+    )
+    for name, value, minimum in least:
+        if value < minimum:
+            p.error(f"--{name} must be >= {minimum}, got {value}")
+    if args.liveness_timeout_s <= 0:
+        p.error(f"--liveness-timeout-s must be > 0, got {args.liveness_timeout_s}")
     for var, why in REMOVED_SETTINGS.items():
         if var in env:
             p.error(f"{var} is no longer read ({why}): unset it (the Python evaluator was retired)")

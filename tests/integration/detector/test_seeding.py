@@ -38,7 +38,7 @@ def test_a_detector_process_seeds_a_new_checkpoint_in_micro_batches_then_runs_re
         stopped = log.read_text()
 
     assert "seeding the new checkpoint" in text
-    assert "at most 1 rules offsets a micro-batch" in text
+    assert "each micro-batch reading at most 1 of the rules topic's offsets" in text
     assert ", 3 micro-batches" in text, "one micro-batch per rules offset, three offsets"
     assert seeded_commits[:3] == [0, 1, 2]
     assert text.index("checkpoint seeded") < text.index("detector query started")

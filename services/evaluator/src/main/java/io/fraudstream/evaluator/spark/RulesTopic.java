@@ -26,6 +26,10 @@ record RulesTopic(Map<String, String> clientConfig, String topic, long catchUpTi
   static final Map<Map<String, String>, Consumer<byte[], byte[]>> CONSUMERS = new ConcurrentHashMap<>();
 
   RulesTopic {
+    if (catchUpTimeoutMs <= 0) {
+      // At 0 a bucket would release its records before reading the rules: evaluation with part of the rule set.
+      throw new IllegalArgumentException("catchUpTimeoutMs must be > 0, got " + catchUpTimeoutMs);
+    }
     clientConfig = Map.copyOf(clientConfig);
   }
 

@@ -1,6 +1,7 @@
 package io.fraudstream.evaluator.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -12,5 +13,10 @@ class RulesTopicTest {
       assertEquals(Map.of(0, 12L, 1, 0L, 2, 3L), rules.topic.endOffsets());
       assertEquals(1_000, rules.topic.catchUpTimeoutMs());
     }
+  }
+
+  @Test
+  void aCatchUpTimeoutThatWouldReleaseRecordsAtOnceIsRefused() {
+    assertThrows(IllegalArgumentException.class, () -> new RulesTopic(Map.of(), Records.RULES, 0));
   }
 }
