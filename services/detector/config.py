@@ -98,15 +98,19 @@ class DetectorConfig:
 def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.environ) -> DetectorConfig:
     """Flags override environment variables (named in each flag's help), which override the local defaults.
 
-    No setting is silently ignored: an unknown flag, and a variable of REMOVED_SETTINGS, are refused (argparse exits
-    with a message saying why).
+    No setting is silently ignored: an unknown flag, a variable of REMOVED_SETTINGS, and a number that cannot apply
+    (out of its range, named in the message with the flag and its variable) are refused (argparse exits with a
+    message saying why).
     """
     # No abbreviations: a retired flag such as --evaluator must not pass for a prefix of a current one.
     p = argparse.ArgumentParser(
         prog="fraudstream_detector", description="fraudstream Spark detector", allow_abbrev=False
     )
 
+    variables: dict[str, str] = {}
+
     def opt(flag: str, var: str, default: str, help_: str, type: Callable[[str], object] = str) -> None:
+        variables[flag] = var
         p.add_argument(flag, default=env.get(var, default), type=type, help=f"{help_} (env {var}, default {default!r})")
 
     opt("--checkpoint-dir", "DETECTOR_CHECKPOINT_DIR", ".local/checkpoints/detector", "checkpoint location")
@@ -193,24 +197,26 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         _on_off,
     )
     args = p.parse_args(argv)
-    # The least value each number may take. A catch-up timeout of 0 would release a task's records before it had read
-    # the rules; a sweep interval of 0 would sweep on every call; no buckets, no state.
-    least = (
-        ("lateness-ms", args.lateness_ms, 0),
-        ("future-skew-ms", args.future_skew_ms, 0),
-        ("reorder-wait-ms", args.reorder_wait_ms, 0),
-        ("state-cache-mb", args.state_cache_mb, 0),
-        ("shuffle-partitions", args.shuffle_partitions, 1),
-        ("sweep-interval-ms", args.sweep_interval_ms, 1),
-        ("rules-catch-up-timeout-ms", args.rules_catch_up_timeout_ms, 1),
-        ("metrics-port", args.metrics_port, 0),
-        ("evaluator-metrics-port", args.evaluator_metrics_port, 0),
+    # The range of each number (None: unbounded). A catch-up timeout of 0 would release a task's records before it had
+    # read the rules; a sweep interval of 0 would sweep on every call; no buckets, no state.
+    ranges: tuple[tuple[str, float, float, float | None], ...] = (
+        ("--lateness-ms", args.lateness_ms, 0, None),
+        ("--future-skew-ms", args.future_skew_ms, 0, None),
+        ("--reorder-wait-ms", args.reorder_wait_ms, 0, None),
+        ("--state-cache-mb", args.state_cache_mb, 0, None),
+        ("--shuffle-partitions", args.shuffle_partitions, 1, None),
+        ("--sweep-interval-ms", args.sweep_interval_ms, 1, None),
+        ("--rules-catch-up-timeout-ms", args.rules_catch_up_timeout_ms, 1, None),
+        ("--metrics-port", args.metrics_port, 0, 65_535),
+        ("--evaluator-metrics-port", args.evaluator_metrics_port, 0, 65_535),
     )
-    for name, value, minimum in least:
-        if value < minimum:
-            p.error(f"--{name} must be >= {minimum}, got {value}")
-    if args.liveness_timeout_s <= 0:
-        p.error(f"--liveness-timeout-s must be > 0, got {args.liveness_timeout_s}")
+    for flag, value, least, most in ranges:
+        if value < least or (most is not None and value > most):
+            bounds = f">= {least}" if most is None else f"within {least}..{most}"
+            p.error(f"{flag} ({variables[flag]}) must be {bounds}, got {value}")
+    if not args.liveness_timeout_s > 0:  # NaN too
+        var = variables["--liveness-timeout-s"]
+        p.error(f"--liveness-timeout-s ({var}) must be > 0, got {args.liveness_timeout_s}")
     for var, why in REMOVED_SETTINGS.items():
         if var in env:
             p.error(f"{var} is no longer read ({why}): unset it (the Python evaluator was retired)")

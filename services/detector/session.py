@@ -35,8 +35,8 @@ JVM_OPTIONS = " ".join([f"-Dlog4j2.configurationFile={LOG4J2_CONFIG}", *GC_OPTIO
 # only the last committed batch; these keep the last 3 and a snapshot every 3rd, about 5 batches of changelogs.
 # RocksDB's write buffer: a snapshot first flushes the memtables, inside the commit; at RocksDB's 64 MiB buffers that
 # flush took 0.8 s of a transition, at 8 MiB 40-90 ms (the rest is flushed in the background as the batch runs); at
-# 2 MiB the snapshot commits were ~30 ms shorter still and the transitions' stalls and late alerts fewer, in three
-# pairs of runs (docs/BENCHMARKS.md, "Two-MiB write buffers").
+# 2 MiB the snapshot commits were ~30 ms shorter still, and the stalls over 500 ms and the late alerts fewer, in each
+# of three pairs of runs (docs/BENCHMARKS.md, "Two-MiB write buffers").
 # Counting the store's rows makes every put and delete read its key first: a quarter of the evaluating tasks' CPU at
 # 500 tx/s. Without it, Spark reports -1 rows and fraud_state_rows is NaN.
 # Format version 2 is the only one Real-time Mode runs on; it chooses it by itself, but a micro-batch query does not,

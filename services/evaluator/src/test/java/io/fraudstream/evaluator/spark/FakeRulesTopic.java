@@ -26,8 +26,8 @@ final class FakeRulesTopic implements AutoCloseable {
     endOffsets.forEach((partition, end) -> ends.put(new TopicPartition(Records.RULES, partition), end));
     consumer.updatePartitions(Records.RULES, partitions);
     consumer.updateEndOffsets(ends);
+    topic = new RulesTopic(config, Records.RULES, catchUpTimeoutMs); // first: a refused timeout registers nothing
     RulesTopic.CONSUMERS.put(config, consumer);
-    topic = new RulesTopic(config, Records.RULES, catchUpTimeoutMs);
   }
 
   @Override
