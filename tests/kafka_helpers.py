@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -62,3 +63,8 @@ def consume_until(
         return messages
     finally:
         consumer.close()
+
+
+def alert_ids(messages: Iterable[Message]) -> list[str]:
+    """The `alertId` of each alert message, in the order read."""
+    return [json.loads(m.value())["alertId"] for m in messages]  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from fraudstream_localstack.kafka import KafkaBroker
 from fraudstream_localstack.processes import ManagedProcess, wait_for
 from fraudstream_rules.alerts import alert_id
 from tests.integration.detector.harness import Script, detector_process, sample
-from tests.kafka_helpers import consume_until
+from tests.kafka_helpers import alert_ids, consume_until
 
 pytestmark = pytest.mark.integration
 
@@ -76,10 +76,10 @@ def test_outages_of_30_seconds_and_3_minutes_lose_no_alert(broker: KafkaBroker, 
         got = consume_until(
             kafka,
             TOPICS.alerts,
-            lambda ms: expected <= {json.loads(m.value())["alertId"] for m in ms},
+            lambda ms: expected <= set(alert_ids(ms)),
             timeout_s=300,
         )
-        assert {json.loads(m.value())["alertId"] for m in got} == expected
+        assert set(alert_ids(got)) == expected
 
     try:
         wait_for(lambda: detector.check_alive() or url.ready(), 300, "the detector running", 1)

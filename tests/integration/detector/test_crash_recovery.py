@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -15,7 +14,7 @@ from fraudstream_kafka.topics import contract_topics, ensure_topics
 from fraudstream_localstack.processes import ManagedProcess
 from fraudstream_rules.alerts import alert_id
 from tests.integration.detector.harness import Script, detector_process
-from tests.kafka_helpers import consume_until
+from tests.kafka_helpers import alert_ids, consume_until
 
 pytestmark = pytest.mark.integration
 
@@ -33,10 +32,6 @@ BUCKETED_COUNT = {**COUNT_EVERY_TRANSACTION, "limit": 3, "windowPrecisionSeconds
 
 def _detector(kafka: KafkaSettings, topics: Topics, checkpoint: Path, log: Path) -> ManagedProcess:
     return detector_process(kafka, topics, checkpoint, log)[0]
-
-
-def _alert_ids(messages: list[object]) -> list[str]:
-    return [json.loads(m.value())["alertId"] for m in messages]  # type: ignore[attr-defined]
 
 
 # Under Real-time Mode the restarted query reads the transactions backlog and the rules topic concurrently; the
@@ -72,11 +67,11 @@ def test_kill_9_mid_stream_then_restart_loses_no_alert(
         got = consume_until(
             kafka_settings,
             unique_topics.alerts,
-            lambda ms: expected <= set(_alert_ids(ms)),
+            lambda ms: expected <= set(alert_ids(ms)),
             timeout_s=480,
         )
     finally:
         detector.stop()
-    ids = _alert_ids(got)
+    ids = alert_ids(got)
     assert set(ids) == expected, "every transaction alerted, and no alert id was invented"
     assert len(ids) >= len(expected)

@@ -5,7 +5,6 @@ continues the checkpoint under Real-time Mode with every rule."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from pathlib import Path
@@ -19,9 +18,11 @@ from fraudstream_localstack.processes import wait_for
 from fraudstream_rules.alerts import alert_id
 from tests.integration.detector.harness import Script, detector_process
 from tests.integration.detector.test_pipeline import spec
-from tests.kafka_helpers import consume_until
+from tests.kafka_helpers import alert_ids, consume_until
 
 pytestmark = pytest.mark.integration
+# The seeding's log line when it reads one rules offset a micro-batch.
+ONE_RULE_A_BATCH = "each micro-batch reading at most 1 of the rules topic's offsets"
 
 
 def test_a_detector_process_seeds_a_new_checkpoint_in_micro_batches_then_runs_real_time_mode(
@@ -44,7 +45,7 @@ def test_a_detector_process_seeds_a_new_checkpoint_in_micro_batches_then_runs_re
         stopped = log.read_text()
 
     assert "seeding the new checkpoint" in text
-    assert "each micro-batch reading at most 1 of the rules topic's offsets" in text
+    assert ONE_RULE_A_BATCH in text
     assert ", 3 micro-batches" in text, "one micro-batch per rules offset, three offsets"
     assert seeded_commits[:3] == [0, 1, 2]
     assert text.index("checkpoint seeded") < text.index("detector query started")
@@ -79,7 +80,7 @@ def test_a_detector_killed_in_the_middle_of_its_seeding_is_continued_with_every_
         first.stop()
     killed_log = (tmp_path / "detector-1.log").read_text()
     commits = log_batches(checkpoint, "commits")
-    assert "each micro-batch reading at most 1 of the rules topic's offsets" in killed_log, "seeded one rule a batch"
+    assert ONE_RULE_A_BATCH in killed_log, "seeded one rule a batch"
     # Spark keeps the last few commits only; the newest says how far the seeding got.
     assert commits and commits[-1] < SEEDING_BATCHES - 1, "killed inside the seeding, after a committed micro-batch"
 
@@ -93,7 +94,7 @@ def test_a_detector_killed_in_the_middle_of_its_seeding_is_continued_with_every_
         got = consume_until(
             kafka_settings,
             unique_topics.alerts,
-            lambda ms: expected <= {json.loads(m.value())["alertId"] for m in ms},
+            lambda ms: expected <= set(alert_ids(ms)),
             timeout_s=240,
         )
         second_log = (tmp_path / "detector-2.log").read_text()
@@ -101,6 +102,6 @@ def test_a_detector_killed_in_the_middle_of_its_seeding_is_continued_with_every_
         second.stop()
 
     assert "seeding the new checkpoint" not in second_log, "a checkpoint a query started on is not seeded again"
-    ids = [json.loads(m.value())["alertId"] for m in got]
+    ids = alert_ids(got)
     assert set(ids) == expected, "every rule alerted on every transaction, and no alert id was invented"
     assert len(ids) == len(expected), "each alert once"
