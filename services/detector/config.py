@@ -11,6 +11,7 @@ from pathlib import Path
 
 from fraudstream_kafka.acls import DETECTOR_GROUP_PREFIX
 from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_rules.model import MAX_WINDOW_MINUTES
 
 # Settings of the retired Python evaluator: still set in an environment, they are refused with this reason rather
 # than ignored (their flags are unknown to the parser, which refuses them itself).
@@ -18,6 +19,25 @@ REMOVED_SETTINGS = {
     "DETECTOR_EVALUATOR": "there is one evaluator, the JVM evaluator under Real-time Mode",
     "DETECTOR_TRIGGER": "Real-time Mode checkpoints every DETECTOR_CHECKPOINT_INTERVAL",
     "DETECTOR_MAX_OFFSETS_PER_TRIGGER": "Real-time Mode reads each record as it arrives, in no batches",
+}
+# The longest duration setting, in ms: the longest window a rule may have (366 days). The JVM adds these settings to
+# epoch milliseconds, so a longer one could overflow a Java long there (one above Long.MAX_VALUE failed only once the
+# query started).
+MAX_DURATION_MS = MAX_WINDOW_MINUTES * 60_000
+# Each number's range, least and most, by flag: the messages, the --help strings and the chart's
+# values.schema.json (held to these by a test) follow it. A catch-up timeout of 0 would release a task's records before
+# it had read the rules; a sweep interval of 0 would sweep on every call; no buckets, no state. The buckets are a Java
+# int and the cache's bytes (MiB x 2**20) a Java long.
+RANGES: dict[str, tuple[int, int]] = {
+    "--lateness-ms": (0, MAX_DURATION_MS),
+    "--future-skew-ms": (0, MAX_DURATION_MS),
+    "--reorder-wait-ms": (0, MAX_DURATION_MS),
+    "--sweep-interval-ms": (1, MAX_DURATION_MS),
+    "--rules-catch-up-timeout-ms": (1, MAX_DURATION_MS),
+    "--state-cache-mb": (0, (2**63 - 1) >> 20),
+    "--shuffle-partitions": (1, 2**31 - 1),
+    "--metrics-port": (0, 65_535),
+    "--evaluator-metrics-port": (0, 65_535),
 }
 # A Real-time Mode batch duration as the detector accepts it (the chart's values.schema.json has the same pattern):
 # Spark refuses anything it cannot read as an interval, but only once the query starts, with a stack trace.
@@ -44,6 +64,11 @@ def checkpoint_interval(value: str) -> str:
             "(units: millisecond, second, minute, hour, singular or plural)"
         )
     return value
+
+
+def _bounds(least: int, most: int) -> str:
+    """A range as the messages and --help strings give it."""
+    return f"within {least}..{most}"
 
 
 def _on_off(value: str) -> bool:
@@ -99,8 +124,8 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
     """Flags override environment variables (named in each flag's help), which override the local defaults.
 
     No setting is silently ignored: an unknown flag, a variable of REMOVED_SETTINGS, and a number that cannot apply
-    (out of its range, named in the message with the flag and its variable) are refused (argparse exits with a
-    message saying why).
+    (out of its RANGES, named in the message with the flag and its variable; the --help strings give the ranges too)
+    are refused (argparse exits with a message saying why).
     """
     # No abbreviations: a retired flag such as --evaluator must not pass for a prefix of a current one.
     p = argparse.ArgumentParser(
@@ -111,7 +136,10 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
 
     def opt(flag: str, var: str, default: str, help_: str, type: Callable[[str], object] = str) -> None:
         variables[flag] = var
-        p.add_argument(flag, default=env.get(var, default), type=type, help=f"{help_} (env {var}, default {default!r})")
+        within = f", {_bounds(*RANGES[flag])}" if flag in RANGES else ""
+        p.add_argument(
+            flag, default=env.get(var, default), type=type, help=f"{help_} (env {var}, default {default!r}{within})"
+        )
 
     opt("--checkpoint-dir", "DETECTOR_CHECKPOINT_DIR", ".local/checkpoints/detector", "checkpoint location")
     opt("--lateness-ms", "DETECTOR_LATENESS_MS", "60000", "allowed lateness beyond a key group's widest window", int)
@@ -197,23 +225,10 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] = os.
         _on_off,
     )
     args = p.parse_args(argv)
-    # The range of each number (None: unbounded). A catch-up timeout of 0 would release a task's records before it had
-    # read the rules; a sweep interval of 0 would sweep on every call; no buckets, no state.
-    ranges: tuple[tuple[str, float, float, float | None], ...] = (
-        ("--lateness-ms", args.lateness_ms, 0, None),
-        ("--future-skew-ms", args.future_skew_ms, 0, None),
-        ("--reorder-wait-ms", args.reorder_wait_ms, 0, None),
-        ("--state-cache-mb", args.state_cache_mb, 0, None),
-        ("--shuffle-partitions", args.shuffle_partitions, 1, None),
-        ("--sweep-interval-ms", args.sweep_interval_ms, 1, None),
-        ("--rules-catch-up-timeout-ms", args.rules_catch_up_timeout_ms, 1, None),
-        ("--metrics-port", args.metrics_port, 0, 65_535),
-        ("--evaluator-metrics-port", args.evaluator_metrics_port, 0, 65_535),
-    )
-    for flag, value, least, most in ranges:
-        if value < least or (most is not None and value > most):
-            bounds = f">= {least}" if most is None else f"within {least}..{most}"
-            p.error(f"{flag} ({variables[flag]}) must be {bounds}, got {value}")
+    for flag, (least, most) in RANGES.items():
+        value = getattr(args, flag.removeprefix("--").replace("-", "_"))
+        if not least <= value <= most:
+            p.error(f"{flag} ({variables[flag]}) must be {_bounds(least, most)}, got {value}")
     if not args.liveness_timeout_s > 0:  # NaN too
         var = variables["--liveness-timeout-s"]
         p.error(f"--liveness-timeout-s ({var}) must be > 0, got {args.liveness_timeout_s}")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from fraudstream_detector.config import CHECKPOINT_INTERVAL, parse_config
+from fraudstream_detector.config import CHECKPOINT_INTERVAL, MAX_DURATION_MS, RANGES, parse_config
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -84,13 +84,18 @@ def test_transactions_are_routed_with_a_local_master_and_no_reorder_wait_unless_
         (["--evaluator", "python"], "unrecognized arguments: --evaluator python"),
         (["--trigger", "1 second"], "unrecognized arguments: --trigger"),
         (["--max-offsets-per-trigger", "500"], "unrecognized arguments: --max-offsets-per-trigger"),
-        (["--future-skew-ms", "-1"], "--future-skew-ms (DETECTOR_FUTURE_SKEW_MS) must be >= 0"),
-        (["--lateness-ms", "-5"], "--lateness-ms (DETECTOR_LATENESS_MS) must be >= 0"),
-        (["--reorder-wait-ms", "-1"], "--reorder-wait-ms (DETECTOR_REORDER_WAIT_MS) must be >= 0"),
-        (["--state-cache-mb", "-1"], "--state-cache-mb (DETECTOR_STATE_CACHE_MB) must be >= 0"),
-        (["--shuffle-partitions", "0"], "--shuffle-partitions (DETECTOR_SHUFFLE_PARTITIONS) must be >= 1, got 0"),
-        (["--sweep-interval-ms", "0"], "--sweep-interval-ms (DETECTOR_SWEEP_INTERVAL_MS) must be >= 1, got 0"),
-        (["--rules-catch-up-timeout-ms", "0"], "(DETECTOR_RULES_CATCH_UP_TIMEOUT_MS) must be >= 1, got 0"),
+        (["--future-skew-ms", "-1"], "--future-skew-ms (DETECTOR_FUTURE_SKEW_MS) must be within 0..31622400000"),
+        (["--lateness-ms", "-5"], "--lateness-ms (DETECTOR_LATENESS_MS) must be within 0..31622400000, got -5"),
+        (["--lateness-ms", "31622400001"], "(DETECTOR_LATENESS_MS) must be within 0..31622400000, got 31622400001"),
+        (["--future-skew-ms", str(2**63)], f"must be within 0..31622400000, got {2**63}"),
+        (["--reorder-wait-ms", "-1"], "--reorder-wait-ms (DETECTOR_REORDER_WAIT_MS) must be within 0..31622400000"),
+        (["--state-cache-mb", "-1"], "--state-cache-mb (DETECTOR_STATE_CACHE_MB) must be within 0..8796093022207"),
+        (["--state-cache-mb", "8796093022208"], "must be within 0..8796093022207, got 8796093022208"),
+        (["--shuffle-partitions", "0"], "(DETECTOR_SHUFFLE_PARTITIONS) must be within 1..2147483647, got 0"),
+        (["--shuffle-partitions", str(2**31)], f"must be within 1..2147483647, got {2**31}"),
+        (["--sweep-interval-ms", "0"], "(DETECTOR_SWEEP_INTERVAL_MS) must be within 1..31622400000, got 0"),
+        (["--rules-catch-up-timeout-ms", "0"], "(DETECTOR_RULES_CATCH_UP_TIMEOUT_MS) must be within 1..31622400000"),
+        (["--rules-catch-up-timeout-ms", "31622400001"], "must be within 1..31622400000, got 31622400001"),
         (["--metrics-port", "-1"], "--metrics-port (DETECTOR_METRICS_PORT) must be within 0..65535, got -1"),
         (["--metrics-port", "65536"], "must be within 0..65535, got 65536"),
         (["--evaluator-metrics-port", "-1"], "(DETECTOR_EVALUATOR_METRICS_PORT) must be within 0..65535, got -1"),
@@ -106,6 +111,29 @@ def test_settings_that_cannot_apply_are_refused_with_a_message(
     with pytest.raises(SystemExit):
         parse_config(argv, env={})
     assert message in capsys.readouterr().err
+
+
+def test_the_ranges_stop_at_the_longest_window_and_the_help_gives_them(capsys: pytest.CaptureFixture[str]) -> None:
+    assert MAX_DURATION_MS == 366 * 24 * 3600 * 1000, "a duration setting is at most the longest window, 366 days"
+    at_most = parse_config(["--lateness-ms", str(MAX_DURATION_MS), "--sweep-interval-ms", str(MAX_DURATION_MS)], {})
+    assert (at_most.lateness_ms, at_most.sweep_interval_ms) == (MAX_DURATION_MS, MAX_DURATION_MS)
+    with pytest.raises(SystemExit):
+        parse_config(["--help"], env={})
+    help_text = " ".join(capsys.readouterr().out.split())
+    for flag, (least, most) in RANGES.items():
+        assert f"within {least}..{most}" in help_text.split(flag, 2)[2][:400], flag
+
+
+def test_the_chart_refuses_what_the_detector_refuses() -> None:
+    schema = json.loads((REPO / "charts/fraudstream/values.schema.json").read_text())
+    detector = schema["properties"]["detector"]["properties"]
+    flags = {"shufflePartitions": "--shuffle-partitions", "latenessMs": "--lateness-ms",
+             "futureSkewMs": "--future-skew-ms", "reorderWaitMs": "--reorder-wait-ms",
+             "stateCacheMb": "--state-cache-mb", "metricsPort": "--metrics-port",
+             "evaluatorMetricsPort": "--evaluator-metrics-port"}  # fmt: skip
+    for value, flag in flags.items():
+        least, most = RANGES[flag]
+        assert detector[value]["minimum"] >= least and detector[value]["maximum"] == most, value
 
 
 @pytest.mark.parametrize("var", ["DETECTOR_EVALUATOR", "DETECTOR_TRIGGER", "DETECTOR_MAX_OFFSETS_PER_TRIGGER"])
