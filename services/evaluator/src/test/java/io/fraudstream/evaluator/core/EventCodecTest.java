@@ -58,6 +58,18 @@ class EventCodecTest {
   }
 
   @Test
+  void rowsLongerThanTheWritersFirstBufferRoundTrip() {
+    List<Object> many = new java.util.ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      many.add(BigInteger.valueOf(i * 1_000_003L)); // varints one byte at a time, past several doublings
+    }
+    StoredEvent event = event(Arrays.asList("x".repeat(10_000), many, "tail")); // a blob far past twice the buffer
+    byte[] encoded = EventCodec.encode(event);
+    assertEquals(event, EventCodec.decode(encoded));
+    assertEquals(event, EventCodec.decode(EventCodec.encode(EventCodec.decode(encoded))), "re-encoding is stable");
+  }
+
+  @Test
   void extremeCoordinatesRoundTrip() {
     StoredEvent event = new StoredEvent(Long.MAX_VALUE, 0, Long.MIN_VALUE, Integer.MAX_VALUE, -1, 0, List.of());
     assertEquals(event, EventCodec.decode(EventCodec.encode(event)));
