@@ -20,14 +20,16 @@ REMOVED_SETTINGS = {
     "DETECTOR_TRIGGER": "Real-time Mode checkpoints every DETECTOR_CHECKPOINT_INTERVAL",
     "DETECTOR_MAX_OFFSETS_PER_TRIGGER": "Real-time Mode reads each record as it arrives, in no batches",
 }
-# The longest duration setting, in ms: the longest window a rule may have (366 days). The JVM adds these settings to
-# epoch milliseconds, so a longer one could overflow a Java long there (one above Long.MAX_VALUE failed only once the
-# query started).
+# The longest a millisecond setting may be: the longest window a rule may have (366 days). The JVM adds these settings
+# to epoch milliseconds, which only values near Long.MAX_VALUE would overflow (one above it failed only once the query
+# started); no use needs more than the longest window.
 MAX_DURATION_MS = MAX_WINDOW_MINUTES * 60_000
-# Each number's range, least and most, by flag: the messages, the --help strings and the chart's
-# values.schema.json (held to these by a test) follow it. A catch-up timeout of 0 would release a task's records before
-# it had read the rules; a sweep interval of 0 would sweep on every call; no buckets, no state. The buckets are a Java
-# int and the cache's bytes (MiB x 2**20) a Java long.
+# The most shuffle partitions: the default master's task slots, local[2 x partitions + 4], must still be a Java int.
+MAX_SHUFFLE_PARTITIONS = (2**31 - 1 - 4) // 2
+# Each number's range, least and most, by flag: the messages, the --help strings and, for the settings the chart
+# exposes, its values.schema.json's maxima (held to these by a test) follow it. A catch-up timeout of 0 would release a
+# task's records before it had read the rules; a sweep interval of 0 would sweep on every call; no buckets, no state.
+# The cache's bytes (MiB x 2**20) are a Java long.
 RANGES: dict[str, tuple[int, int]] = {
     "--lateness-ms": (0, MAX_DURATION_MS),
     "--future-skew-ms": (0, MAX_DURATION_MS),
@@ -35,7 +37,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "--sweep-interval-ms": (1, MAX_DURATION_MS),
     "--rules-catch-up-timeout-ms": (1, MAX_DURATION_MS),
     "--state-cache-mb": (0, (2**63 - 1) >> 20),
-    "--shuffle-partitions": (1, 2**31 - 1),
+    "--shuffle-partitions": (1, MAX_SHUFFLE_PARTITIONS),
     "--metrics-port": (0, 65_535),
     "--evaluator-metrics-port": (0, 65_535),
 }

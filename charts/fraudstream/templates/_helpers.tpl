@@ -335,7 +335,7 @@ Integers go through int64: numbers from values files are floats to Helm, which p
 - name: DETECTOR_GROUP_ID_PREFIX
   value: {{ $d.groupIdPrefix | quote }}
 - name: DETECTOR_SHUFFLE_PARTITIONS
-  value: {{ $d.shufflePartitions | quote }}
+  value: {{ $d.shufflePartitions | int64 | quote }}
 - name: DETECTOR_LATENESS_MS
   value: {{ $d.latenessMs | int64 | quote }}
 - name: DETECTOR_FUTURE_SKEW_MS

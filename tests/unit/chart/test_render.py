@@ -477,6 +477,8 @@ def test_detection_settings_reach_the_driver_from_a_values_file(name: str, tmp_p
                     "livenessTimeoutSeconds": 90,
                     "startupTimeoutSeconds": 905,
                     "reorderWaitMs": 250,
+                    "shufflePartitions": 1_000_000,
+                    "stateCacheMb": 2_000_000,
                 }
             }
         )
@@ -488,6 +490,7 @@ def test_detection_settings_reach_the_driver_from_a_values_file(name: str, tmp_p
     assert env["DETECTOR_FUTURE_SKEW_MS"] == "7200000"
     assert env["DETECTOR_LIVENESS_TIMEOUT_S"] == "90"
     assert env["DETECTOR_REORDER_WAIT_MS"] == "250"
+    assert (env["DETECTOR_SHUFFLE_PARTITIONS"], env["DETECTOR_STATE_CACHE_MB"]) == ("1000000", "2000000")
     startup = container["startupProbe"]
     assert startup["periodSeconds"] * startup["failureThreshold"] == 910  # rounded up to whole periods
     if name == "spark-application":

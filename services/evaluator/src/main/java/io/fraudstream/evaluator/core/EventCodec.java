@@ -330,8 +330,8 @@ public final class EventCodec {
 
   /**
    * The bytes of one row as they are written, by one thread. Not a ByteArrayOutputStream: its writes are synchronized,
-   * a lock for every byte of every varint; with its growth from 32 bytes that was 9% of the detector's CPU samples at
-   * 2 500 tx/s, the whole encoding 2% with this writer (docs/BENCHMARKS.md, "A row writer without locks").
+   * a lock for every byte of every varint, which with its growth from 32 bytes was 9% of the detector's CPU samples
+   * at 2 500 tx/s (docs/BENCHMARKS.md, "A row writer without locks").
    */
   private static final class Writer {
     private byte[] buffer = new byte[64];
