@@ -337,17 +337,20 @@ public final class EventCodec {
     private byte[] buffer = new byte[64];
     private int size;
 
-    private void write(int b) {
-      if (size == buffer.length) {
-        buffer = Arrays.copyOf(buffer, 2 * size);
+    /** Room for {@code count} more bytes: the buffer at least doubles when it grows. */
+    private void reserve(int count) {
+      if (buffer.length - size < count) {
+        buffer = Arrays.copyOf(buffer, Math.max(2 * buffer.length, size + count));
       }
+    }
+
+    private void write(int b) {
+      reserve(1);
       buffer[size++] = (byte) b;
     }
 
     private void writeBytes(byte[] data) {
-      if (buffer.length - size < data.length) {
-        buffer = Arrays.copyOf(buffer, Math.max(2 * buffer.length, size + data.length));
-      }
+      reserve(data.length);
       System.arraycopy(data, 0, buffer, size, data.length);
       size += data.length;
     }
