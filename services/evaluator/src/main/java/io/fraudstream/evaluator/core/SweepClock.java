@@ -1,6 +1,5 @@
 package io.fraudstream.evaluator.core;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
@@ -28,12 +27,12 @@ public final class SweepClock {
 
   /** The samples, oldest first. */
   public List<Long> samplesMs() {
-    List<Long> samples = new ArrayList<>(count);
+    Long[] samples = new Long[count];
     int oldest = count < SAMPLES ? 0 : next;
     for (int i = 0; i < count; i++) {
-      samples.add(ring[(oldest + i) % SAMPLES]);
+      samples[i] = ring[(oldest + i) % SAMPLES];
     }
-    return List.copyOf(samples);
+    return List.of(samples);
   }
 
   public Long nowMs() {
