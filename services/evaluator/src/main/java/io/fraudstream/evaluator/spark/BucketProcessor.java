@@ -109,6 +109,7 @@ public final class BucketProcessor extends StatefulProcessor<String, Row, Row> {
   @Override
   public void init(OutputMode outputMode, TimeMode timeMode) {
     store = BucketStore.declare(getHandle());
+    RocksDbCompaction.apply(getHandle());
     metrics = EvaluatorMetrics.of(instance);
     claimed = new HashMap<>();
     catchUps = new HashMap<>();
