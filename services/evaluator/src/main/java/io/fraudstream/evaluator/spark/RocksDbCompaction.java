@@ -25,7 +25,9 @@ import org.slf4j.LoggerFactory;
  * 0.225 (docs/BENCHMARKS.md, "When level 0 is compacted"). The write slowdown and stop triggers rise with it (3 and 4
  * times the trigger, at least RocksDB's 20 and 36) so that the larger level 0 does not slow writes.
  *
- * <p>Spark configuration {@value #TRIGGER_CONF} gives the trigger; unset, nothing is changed. It is set on the live
+ * <p>Spark configuration {@value #TRIGGER_CONF} gives the trigger (a task reads it from its local properties, where
+ * Spark puts the query's SQL configuration, or else from the Spark configuration); unset, nothing is changed. It is
+ * set on the live
  * database of each task's store (Spark reopens a database only to load another checkpoint, and each task sets it
  * again then), found through Spark's internals: the handle's store, its provider's RocksDB, its database. A Spark
  * whose internals differ, or a store that is not RocksDB, keeps RocksDB's defaults, and a warning says so once per
@@ -37,17 +39,26 @@ final class RocksDbCompaction {
   // The databases already set, by identity (RocksDB objects do not override equals); a reopened one is new.
   private static final Map<RocksDB, Boolean> SET = Collections.synchronizedMap(new WeakHashMap<>());
   private static volatile boolean warned;
+  private static volatile boolean reported;
 
   private RocksDbCompaction() {}
 
-  /** The configured trigger of this JVM's Spark; null if none (or no Spark). */
+  /** The trigger configured for the current task; null if none (or no task). */
   static Integer configuredTrigger() {
-    SparkEnv env = SparkEnv.get();
-    SparkConf conf = env == null ? null : env.conf();
-    if (conf == null || !conf.contains(TRIGGER_CONF)) {
+    TaskContext task = TaskContext.get();
+    if (task == null) {
       return null;
     }
-    int trigger = conf.getInt(TRIGGER_CONF, 0);
+    String value = task.getLocalProperty(TRIGGER_CONF);
+    if (value == null) {
+      SparkEnv env = SparkEnv.get();
+      SparkConf conf = env == null ? null : env.conf();
+      value = conf == null ? null : conf.get(TRIGGER_CONF, null);
+    }
+    if (value == null) {
+      return null;
+    }
+    int trigger = Integer.parseInt(value.trim());
     if (trigger < 1) {
       throw new IllegalArgumentException(TRIGGER_CONF + " must be at least 1, not " + trigger);
     }
@@ -69,7 +80,7 @@ final class RocksDbCompaction {
    */
   static void apply(StatefulProcessorHandle handle) {
     Integer trigger = configuredTrigger();
-    if (trigger == null || TaskContext.get() == null) {
+    if (trigger == null) {
       return;
     }
     RocksDB db = databaseOf(handle);
@@ -79,6 +90,10 @@ final class RocksDbCompaction {
     try {
       db.setOptions(options(trigger));
       SET.put(db, Boolean.TRUE);
+      if (!reported) {
+        reported = true;
+        LOG.info("RocksDB compacts level 0 of the state stores at {} files ({})", trigger, TRIGGER_CONF);
+      }
     } catch (RocksDBException exc) {
       warn("cannot set the level-0 compaction trigger: " + exc);
     }

@@ -45,7 +45,7 @@ class RocksDbCompactionTest {
     Tester<String> tester = new Tester<>(new Probe("tester"), TimeMode.None());
     tester.tws.test("k", CollectionConverters.asScala(List.<org.apache.spark.sql.Row>of()).toList());
     assertEquals(NO_DATABASE, PROBED.get("tester"), "TwsTester's store is not RocksDB");
-    assertNull(RocksDbCompaction.configuredTrigger(), "no Spark, no setting");
+    assertNull(RocksDbCompaction.configuredTrigger(), "no task, no setting");
   }
 
   private static final int NO_DATABASE = -1;
@@ -108,10 +108,9 @@ class RocksDbCompactionTest {
             .config(
                 "spark.sql.streaming.stateStore.providerClass",
                 "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-            .config(RocksDbCompaction.TRIGGER_CONF, "16")
             .getOrCreate();
     try {
-      assertEquals(16, RocksDbCompaction.configuredTrigger());
+      spark.conf().set(RocksDbCompaction.TRIGGER_CONF, "16"); // as the detector sets it (session.CHECKPOINT_DEFAULTS)
       StreamingQuery query =
           spark
               .readStream()
