@@ -37,10 +37,6 @@ JVM_OPTIONS = " ".join([f"-Dlog4j2.configurationFile={LOG4J2_CONFIG}", *GC_OPTIO
 # flush took 0.8 s of a transition, at 8 MiB 40-90 ms (the rest is flushed in the background as the batch runs); at
 # 2 MiB the snapshot commits were ~30 ms shorter still, and the stalls over 500 ms and the late alerts fewer, in each
 # of three pairs of runs (docs/BENCHMARKS.md, "Two-MiB write buffers").
-# RocksDB compacts level 0 at 16 files instead of 4 (io.fraudstream.evaluator.spark.RocksDbCompaction, which Spark
-# has no setting for): group keys spread each flush over the whole key range, so each such compaction rewrites about
-# all of the level below; at the 2-MiB buffers and 4 files that cost 0.225 cores at 2 500 tx/s, at 16 files 0.077
-# (docs/BENCHMARKS.md, "When level 0 is compacted").
 # Counting the store's rows makes every put and delete read its key first: a quarter of the evaluating tasks' CPU at
 # 500 tx/s. Without it, Spark reports -1 rows and fraud_state_rows is NaN.
 # Format version 2 is the only one Real-time Mode runs on; it chooses it by itself, but a micro-batch query does not,
@@ -50,7 +46,6 @@ CHECKPOINT_DEFAULTS = {
     "spark.sql.streaming.minBatchesToRetain": "3",
     "spark.sql.streaming.stateStore.minDeltasForSnapshot": "3",
     "spark.sql.streaming.stateStore.rocksdb.writeBufferSizeMB": "2",
-    "spark.fraudstream.stateStore.rocksdb.level0FileNumCompactionTrigger": "16",
     "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "false",
 }
 # Hadoop's local file system without forked commands (io.fraudstream.evaluator.hadoop, in the evaluator jar): without

@@ -41,16 +41,27 @@ class RocksDbCompactionTest {
   }
 
   @Test
-  void anInMemoryStoreHasNoDatabaseAndItsProcessorKeepsWorking() {
+  void onlyAPositiveIntegerIsATrigger() {
+    assertEquals(16, RocksDbCompaction.parseTrigger("16"));
+    assertEquals(8, RocksDbCompaction.parseTrigger(" 8 "));
+    for (String bad : List.of("0", "-4", "", "sixteen", "1.5", "99999999999")) {
+      assertNull(RocksDbCompaction.parseTrigger(bad), "'" + bad + "' keeps RocksDB's defaults");
+    }
+  }
+
+  @Test
+  void anInMemoryStoreHasNoDatabaseAndNoTaskNoSetting() {
+    PROBED.remove("tester");
     Tester<String> tester = new Tester<>(new Probe("tester"), TimeMode.None());
     tester.tws.test("k", CollectionConverters.asScala(List.<org.apache.spark.sql.Row>of()).toList());
-    assertEquals(NO_DATABASE, PROBED.get("tester"), "TwsTester's store is not RocksDB");
+    assertEquals(List.of(NO_DATABASE), PROBED.get("tester"), "TwsTester's store is not RocksDB");
     assertNull(RocksDbCompaction.configuredTrigger(), "no task, no setting");
   }
 
   private static final int NO_DATABASE = -1;
-  // The trigger each probe's task store had after RocksDbCompaction.apply (NO_DATABASE if none was found), by name.
-  private static final Map<String, Integer> PROBED = new ConcurrentHashMap<>();
+  // What each probe's store had after RocksDbCompaction.apply, by probe name: the level-0 compaction, slowdown and
+  // stop triggers, or NO_DATABASE if no database was found.
+  private static final Map<String, List<Integer>> PROBED = new ConcurrentHashMap<>();
 
   /** Applies the setting as BucketProcessor does, then reads the live database's trigger back under its name. */
   static final class Probe extends StatefulProcessor<String, org.apache.spark.sql.Row, org.apache.spark.sql.Row> {
@@ -64,13 +75,23 @@ class RocksDbCompactionTest {
     @Override
     public void init(OutputMode outputMode, TimeMode timeMode) {
       seen = getHandle().getValueState("seen", Encoders.LONG(), org.apache.spark.sql.streaming.TTLConfig.NONE());
+      RocksDbCompaction.apply(getHandle()); // on the driver too, where Spark initializes it for its schema
       if (org.apache.spark.TaskContext.get() == null && !name.equals("tester")) {
-        return; // Spark's driver-side initialization, for the schema
+        return; // the driver's: no store to read back
       }
-      RocksDbCompaction.apply(getHandle());
       RocksDB db = RocksDbCompaction.databaseOf(getHandle());
       try {
-        PROBED.put(name, db == null ? NO_DATABASE : db.getOptions().level0FileNumCompactionTrigger());
+        if (db == null) {
+          PROBED.put(name, List.of(NO_DATABASE));
+        } else {
+          var options = db.getOptions();
+          PROBED.put(
+              name,
+              List.of(
+                  options.level0FileNumCompactionTrigger(),
+                  options.level0SlowdownWritesTrigger(),
+                  options.level0StopWritesTrigger()));
+        }
       } catch (org.rocksdb.RocksDBException exc) {
         throw new IllegalStateException(exc);
       }
@@ -109,8 +130,10 @@ class RocksDbCompactionTest {
                 "spark.sql.streaming.stateStore.providerClass",
                 "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
             .getOrCreate();
+    PROBED.remove("spark");
     try {
-      spark.conf().set(RocksDbCompaction.TRIGGER_CONF, "16"); // as the detector sets it (session.CHECKPOINT_DEFAULTS)
+      // In the session's SQL configuration, where spark-defaults.conf and the detector's settings end up.
+      spark.conf().set(RocksDbCompaction.TRIGGER_CONF, "16");
       StreamingQuery query =
           spark
               .readStream()
@@ -128,7 +151,7 @@ class RocksDbCompactionTest {
               .trigger(Trigger.AvailableNow())
               .start();
       query.awaitTermination();
-      assertEquals(16, PROBED.get("spark"), "the live database's level-0 compaction trigger");
+      assertEquals(List.of(16, 48, 64), PROBED.get("spark"), "the live database's level-0 triggers");
     } finally {
       spark.stop();
     }
