@@ -24,9 +24,9 @@ import org.slf4j.LoggerFactory;
  * with the detector's 2-MiB write buffers is every 8 MiB of new rows; at 16 files it is every 32 MiB, for the same
  * small flush inside a snapshot's commit. At 2 500 tx/s RocksDB's compaction thread used 0.076-0.077 cores at 16
  * against 0.218-0.225 at 4, in two pairs of runs; through an hour at 1 000 tx/s, 13-39% less from minute 10, but the
- * snapshots' commits took longer (more files to link) and the transitions' stalls were longer, so the detector keeps
- * RocksDB's 4 (docs/BENCHMARKS.md, "When level 0 is compacted"). The write slowdown and stop triggers rise with it (3
- * and 4 times the trigger, at least RocksDB's 20 and 36) so that the larger level 0 does not slow writes.
+ * snapshots' hard links took longer (more files to link) and more transitions stalled over 500 ms, so the detector
+ * keeps RocksDB's 4 (docs/BENCHMARKS.md, "When level 0 is compacted"). The write slowdown and stop triggers rise with
+ * it (3 and 4 times the trigger, at least RocksDB's 20 and 36) so that the larger level 0 does not slow writes.
  *
  * <p>Spark configuration {@value #TRIGGER_CONF} gives the trigger (a task reads it from its local properties, where
  * Spark puts the query's SQL configuration, or else from the Spark configuration); unset, nothing is changed. It is
