@@ -14,4 +14,10 @@ interface EventLog {
 
   /** Absolute index of the first live event with event time at or after {@code eventTimeMs} (endIndex() if none). */
   long indexAtOrAfter(long eventTimeMs);
+
+  /**
+   * A time above that of every event evicted from the log since it was built or restored ({@link Long#MIN_VALUE} if
+   * none was): live events may lie below it too, where a floor moved down.
+   */
+  long evictedBeforeMs();
 }

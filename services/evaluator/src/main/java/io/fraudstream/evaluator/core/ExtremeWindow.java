@@ -11,11 +11,13 @@ import java.util.function.LongPredicate;
  * event a little behind the newest finds the tail's front at or before it whenever the extreme's value was reached by
  * then (a repeated extreme, such as a round amount, would otherwise move the front past it and make the query scan
  * the lateness). An insertion older than the lateness goes into the settled deque in O(its length), and its query
- * scans the window (the costs are Python's twin's, aggregates.py).
+ * scans the window (the costs are Python's twin's, aggregates.py), and so does a query within the lateness whose
+ * extreme lies in the tail after it, up to it: once either would read more than {@link TimeSlices#WORTH_BUILDING}
+ * events, it folds {@link TimeSlices} instead.
  */
 final class ExtremeWindow implements WindowAggregator {
-  // windowMs, latenessMs, valueOf, preferLow, empty, maxMs, settled, tail, settledEnd
-  private static final long SHALLOW_BYTES = HeapSizes.object(8 + 8 + 4 + 1 + 1 + 8 + 4 + 4 + 8);
+  // windowMs, latenessMs, valueOf, preferLow, empty, maxMs, settled, tail, settledEnd, slices
+  private static final long SHALLOW_BYTES = HeapSizes.object(8 + 8 + 4 + 1 + 1 + 8 + 4 + 4 + 8 + 4);
   private final long windowMs;
   private final long latenessMs;
   private final ValueOf valueOf;
@@ -26,6 +28,7 @@ final class ExtremeWindow implements WindowAggregator {
   private final CandidateDeque settled = new CandidateDeque();
   private final CandidateDeque tail = new CandidateDeque();
   private long settledEnd;
+  private TimeSlices slices; // null until a query behind the newest event would read many events
 
   ExtremeWindow(
       EventLog log, Long maxEventTimeMs, long windowMs, long latenessMs, ValueOf valueOf, boolean preferLow) {
@@ -107,14 +110,17 @@ final class ExtremeWindow implements WindowAggregator {
   }
 
   private void push(CandidateDeque candidates, EventLog log, long index) {
-    BigDecimal value = valueOf.of(log.eventAt(index));
+    push(candidates, log.timeAt(index), valueOf.of(log.eventAt(index)));
+  }
+
+  private void push(CandidateDeque candidates, long timeMs, BigDecimal value) {
     if (value == null) {
       return;
     }
     while (!candidates.isEmpty() && displaces(candidates, value, candidates.lastValue())) {
       candidates.removeLast();
     }
-    candidates.addLast(log.timeAt(index), value);
+    candidates.addLast(timeMs, value);
   }
 
   /**
@@ -160,17 +166,22 @@ final class ExtremeWindow implements WindowAggregator {
       while (!tail.isEmpty() && tail.firstTime() < tailLowMs) {
         tail.removeFirst();
       }
-      push(tail, log, index);
+      BigDecimal value = valueOf.of(log.eventAt(index));
+      push(tail, eventTimeMs, value);
+      if (slices != null) {
+        slices.add(eventTimeMs, value);
+      }
     } else {
       long settledMs = maxMs - latenessMs;
       if (eventTimeMs < settledMs) {
         settledEnd++; // the insertion moved the first unsettled event up by one
       }
-      if (eventTimeMs >= maxMs - windowMs) {
-        BigDecimal value = valueOf.of(log.eventAt(index));
-        if (value != null) {
-          insertBetween(eventTimeMs >= settledMs ? tail : settled, eventTimeMs, value);
-        }
+      BigDecimal value = eventTimeMs >= maxMs - windowMs || slices != null ? valueOf.of(log.eventAt(index)) : null;
+      if (value != null && eventTimeMs >= maxMs - windowMs) {
+        insertBetween(eventTimeMs >= settledMs ? tail : settled, eventTimeMs, value);
+      }
+      if (slices != null) {
+        slices.add(eventTimeMs, value);
       }
     }
   }
@@ -186,7 +197,7 @@ final class ExtremeWindow implements WindowAggregator {
    */
   @Override
   public long heapBytes() {
-    return SHALLOW_BYTES + settled.heapBytes() + tail.heapBytes();
+    return SHALLOW_BYTES + settled.heapBytes() + tail.heapBytes() + (slices == null ? 0 : slices.heapBytes());
   }
 
   private BigDecimal best(BigDecimal left, BigDecimal right) {
@@ -218,7 +229,11 @@ final class ExtremeWindow implements WindowAggregator {
     }
     long lowMs = eventTimeMs - windowMs;
     if (eventTimeMs < maxMs - latenessMs) { // deep in the past: the deques do not cover [t - w, t]
-      return new WindowAggregate(BigDecimal.ZERO, 0, scan(log, null, lowMs, time -> time > eventTimeMs));
+      TimeSlices.Folded folded = slices(log, lowMs, eventTimeMs);
+      return new WindowAggregate(
+          BigDecimal.ZERO,
+          0,
+          folded != null ? folded.value() : scan(log, null, lowMs, time -> time > eventTimeMs));
     }
     // [t - w, t] = settled deque [M - w, M - L) + scan [t - w, min(M - w, M - L))
     //   + scan [max(t - w, M - L), min(d, t + 1)) + the tail's part [d, t],
@@ -234,7 +249,25 @@ final class ExtremeWindow implements WindowAggregator {
     if (!tail.isEmpty() && tail.firstTime() <= eventTimeMs) {
       return new WindowAggregate(BigDecimal.ZERO, 0, best(best, tail.firstValue()));
     }
-    best = scan(log, best, tailStartMs, time -> time > eventTimeMs);
+    TimeSlices.Folded tailPart = slices(log, tailStartMs, eventTimeMs);
+    best =
+        tailPart != null
+            ? best(best, tailPart.value())
+            : scan(log, best, tailStartMs, time -> time > eventTimeMs);
     return new WindowAggregate(BigDecimal.ZERO, 0, best);
+  }
+
+  /**
+   * The members of {@code [fromMs, eventTimeMs]} folded by the slices, built first if reading them would read more
+   * than {@link TimeSlices#WORTH_BUILDING} events; null when there are none and reading is cheaper.
+   */
+  private TimeSlices.Folded slices(EventLog log, long fromMs, long eventTimeMs) {
+    if (slices == null) {
+      if (log.indexAtOrAfter(eventTimeMs + 1) - log.indexAtOrAfter(fromMs) <= TimeSlices.WORTH_BUILDING) {
+        return null;
+      }
+      slices = new TimeSlices(log, windowMs, latenessMs, maxMs, valueOf, this::best);
+    }
+    return slices.fold(log, fromMs, eventTimeMs);
   }
 }

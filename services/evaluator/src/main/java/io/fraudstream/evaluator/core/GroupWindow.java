@@ -99,6 +99,7 @@ public final class GroupWindow implements EventLog {
   private long maxIngestMs;
   private boolean hasFloor;
   private long floorMs;
+  private long evictedBeforeMs = Long.MIN_VALUE; // above the time of every event evicted from this window
   private long nextEventId;
   private final Map<String, Map.Entry<WindowSpec, WindowAggregator>> aggregators = new LinkedHashMap<>();
   // The arguments of the last prepare (by identity): the engine passes the same ones until a rule changes.
@@ -300,6 +301,11 @@ public final class GroupWindow implements EventLog {
 
   public Long floorMs() {
     return hasFloor ? floorMs : null;
+  }
+
+  @Override
+  public long evictedBeforeMs() {
+    return evictedBeforeMs;
   }
 
   /** The id the next inserted event gets (ids start at 0 and only grow). */
@@ -715,6 +721,9 @@ public final class GroupWindow implements EventLog {
     }
     if (unwritten) {
       journal.removeIf(event -> evictedIds.contains(event.id()));
+    }
+    if (h > head) {
+      evictedBeforeMs = Math.max(evictedBeforeMs, times[h - 1] + 1);
     }
     if (h > COMPACT_AFTER && h * 2 > events.size()) {
       events.subList(0, h).clear();

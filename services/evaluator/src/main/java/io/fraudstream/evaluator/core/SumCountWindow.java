@@ -4,36 +4,40 @@ import java.math.BigDecimal;
 
 /**
  * Exact running sum and count of member values in the frontier window {@code [M - windowMs, M]} (SUM, COUNT, AVG);
- * amortized O(1) per in-order insertion, O(events within the lateness span) for an out-of-order one.
+ * amortized O(1) per in-order insertion. A query for an event at t behind M takes the frontier's, less the members
+ * of {@code (t, M]}, plus those of {@code [t - windowMs, M - windowMs)}, reading their events; once that would read
+ * more than {@link TimeSlices#WORTH_BUILDING} events, it folds {@link TimeSlices} instead: one of the members up to
+ * M, and one of those that left the frontier ({@code [.., M - windowMs)}), each read at the ends of its range only.
  */
 final class SumCountWindow implements WindowAggregator {
-  // windowMs, valueOf, empty, maxMs, total, count, front
-  private static final long SHALLOW_BYTES = HeapSizes.object(8 + 4 + 1 + 8 + 4 + 8 + 8);
-  private final long windowMs;
-  private final ValueOf valueOf;
+  // spec, empty, maxMs, total, count, front, slices, leftSlices
+  private static final long SHALLOW_BYTES = HeapSizes.object(4 + 1 + 8 + 4 + 8 + 8 + 4 + 4);
+  private final WindowSpec spec; // its window, lateness and value function
   // The newest member time, unboxed (a box per insertion would be a young object kept alive by a cached window).
   private boolean empty;
   private long maxMs;
   private BigDecimal total = BigDecimal.ZERO;
   private long count;
   private long front;
+  // Null until a query behind the newest event would read many events: the members up to M, and those that left the
+  // frontier (with a time before M - windowMs, told as they leave or are inserted there).
+  private TimeSlices slices;
+  private TimeSlices leftSlices;
 
-  SumCountWindow(EventLog log, Long maxEventTimeMs, long windowMs, ValueOf valueOf) {
-    this.windowMs = windowMs;
-    this.valueOf = valueOf;
+  SumCountWindow(EventLog log, Long maxEventTimeMs, WindowSpec spec) {
+    this.spec = spec;
     this.empty = maxEventTimeMs == null;
     this.maxMs = empty ? 0 : maxEventTimeMs;
     long end = log.endIndex();
-    front = maxEventTimeMs == null ? end : log.indexAtOrAfter(maxEventTimeMs - windowMs);
+    front = maxEventTimeMs == null ? end : log.indexAtOrAfter(maxEventTimeMs - spec.windowMs);
     for (long index = front; index < end; index++) {
       add(log, index, 1);
     }
   }
 
   /** Resumes {@code saved} over the log it was taken from, whose first live event is now at {@code firstIndex}. */
-  SumCountWindow(AggregatorSnapshot.SumCount saved, long firstIndex, long windowMs, ValueOf valueOf) {
-    this.windowMs = windowMs;
-    this.valueOf = valueOf;
+  SumCountWindow(AggregatorSnapshot.SumCount saved, long firstIndex, WindowSpec spec) {
+    this.spec = spec;
     this.empty = false;
     this.maxMs = saved.maxMs();
     this.total = saved.total();
@@ -46,30 +50,43 @@ final class SumCountWindow implements WindowAggregator {
     return empty ? null : new AggregatorSnapshot.SumCount(maxMs, total, count, front - firstIndex);
   }
 
-  private void add(EventLog log, long index, int sign) {
-    BigDecimal value = valueOf.of(log.eventAt(index));
+  /** Adds ({@code sign} 1) or removes (-1) the event at {@code index}; returns its value, null for a non-member. */
+  private BigDecimal add(EventLog log, long index, int sign) {
+    BigDecimal value = spec.valueOf.of(log.eventAt(index));
     if (value != null) {
       total = sign > 0 ? total.add(value) : total.subtract(value);
       count += sign;
     }
+    return value;
   }
 
   @Override
   public void onInsert(EventLog log, long index) {
     long eventTimeMs = log.timeAt(index);
+    BigDecimal value;
     if (empty || eventTimeMs >= maxMs) {
-      add(log, index, 1);
+      value = add(log, index, 1);
       maxMs = eventTimeMs;
       empty = false;
-      long lowMs = eventTimeMs - windowMs;
+      long lowMs = eventTimeMs - spec.windowMs;
       while (log.timeAt(front) < lowMs) {
-        add(log, front, -1);
+        BigDecimal left = add(log, front, -1);
+        if (leftSlices != null) {
+          leftSlices.add(log.timeAt(front), left);
+        }
         front++;
       }
-    } else if (index < front || (index == front && eventTimeMs < maxMs - windowMs)) {
+    } else if (index < front || (index == front && eventTimeMs < maxMs - spec.windowMs)) {
       front++;
+      value = slices == null ? null : spec.valueOf.of(log.eventAt(index));
+      if (leftSlices != null) {
+        leftSlices.add(eventTimeMs, value);
+      }
     } else {
-      add(log, index, 1);
+      value = add(log, index, 1);
+    }
+    if (slices != null) {
+      slices.add(eventTimeMs, value);
     }
   }
 
@@ -80,7 +97,9 @@ final class SumCountWindow implements WindowAggregator {
 
   @Override
   public long heapBytes() {
-    return SHALLOW_BYTES + HeapSizes.decimal();
+    return SHALLOW_BYTES
+        + HeapSizes.decimal()
+        + (slices == null ? 0 : slices.heapBytes() + leftSlices.heapBytes());
   }
 
   @Override
@@ -91,27 +110,49 @@ final class SumCountWindow implements WindowAggregator {
     if (eventTimeMs >= maxMs) {
       return new WindowAggregate(total, count, null);
     }
+    long lowMs = maxMs - spec.windowMs;
+    if (slices == null && readsBehind(log, eventTimeMs) > TimeSlices.WORTH_BUILDING) {
+      slices = new TimeSlices(log, spec.windowMs, spec.latenessMs, maxMs, spec.valueOf, TimeSlices.SUM);
+      leftSlices = new TimeSlices(log, spec.windowMs, spec.latenessMs, lowMs - 1, spec.valueOf, TimeSlices.SUM);
+    }
+    if (slices != null) { // as below; members of (t, M - w) are both after t and left: they cancel out
+      TimeSlices.Folded after = slices.fold(log, eventTimeMs + 1, maxMs);
+      TimeSlices.Folded left = leftSlices.fold(log, eventTimeMs - spec.windowMs, lowMs - 1);
+      BigDecimal sum = total;
+      if (after.value() != null) {
+        sum = sum.subtract(after.value());
+      }
+      if (left.value() != null) {
+        sum = sum.add(left.value());
+      }
+      return new WindowAggregate(sum, count - after.count() + left.count(), null);
+    }
     // [t - w, t] = frontier [M - w, M] minus members in (t, M] plus members in [t - w, min(M - w, t + 1)).
     BigDecimal sum = total;
     long n = count;
-    long index = log.endIndex() - 1;
-    while (index >= front && log.timeAt(index) > eventTimeMs) {
-      BigDecimal value = valueOf.of(log.eventAt(index));
+    for (long index = log.endIndex() - 1; index >= front && log.timeAt(index) > eventTimeMs; index--) {
+      BigDecimal value = spec.valueOf.of(log.eventAt(index));
       if (value != null) {
         sum = sum.subtract(value);
         n--;
       }
-      index--;
     }
-    index = log.indexAtOrAfter(eventTimeMs - windowMs);
-    while (index < front && log.timeAt(index) <= eventTimeMs) {
-      BigDecimal value = valueOf.of(log.eventAt(index));
+    for (long index = log.indexAtOrAfter(eventTimeMs - spec.windowMs);
+        index < front && log.timeAt(index) <= eventTimeMs;
+        index++) {
+      BigDecimal value = spec.valueOf.of(log.eventAt(index));
       if (value != null) {
         sum = sum.add(value);
         n++;
       }
-      index++;
     }
     return new WindowAggregate(sum, n, null);
+  }
+
+  /** How many events the query of an event at {@code eventTimeMs} behind the newest reads without slices. */
+  private long readsBehind(EventLog log, long eventTimeMs) {
+    long after = log.endIndex() - Math.max(front, log.indexAtOrAfter(eventTimeMs + 1));
+    long farEdge = Math.max(0, front - log.indexAtOrAfter(eventTimeMs - spec.windowMs));
+    return after + farEdge;
   }
 }

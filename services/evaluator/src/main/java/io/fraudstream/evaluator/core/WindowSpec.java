@@ -51,7 +51,7 @@ final class WindowSpec {
       throw new IllegalStateException("bucketed windows are not derived from the log");
     }
     if (kind == Kind.SUM_COUNT) {
-      return new SumCountWindow(log, maxEventTimeMs, windowMs, valueOf);
+      return new SumCountWindow(log, maxEventTimeMs, this);
     }
     return new ExtremeWindow(log, maxEventTimeMs, windowMs, latenessMs, valueOf, kind == Kind.MIN);
   }
@@ -69,7 +69,7 @@ final class WindowSpec {
    */
   WindowAggregator resume(AggregatorSnapshot saved, long firstIndex) {
     if (kind == Kind.SUM_COUNT && saved instanceof AggregatorSnapshot.SumCount sumCount) {
-      return new SumCountWindow(sumCount, firstIndex, windowMs, valueOf);
+      return new SumCountWindow(sumCount, firstIndex, this);
     }
     if (kind != Kind.SUM_COUNT && saved instanceof AggregatorSnapshot.Extreme extreme) {
       return new ExtremeWindow(extreme, firstIndex, windowMs, latenessMs, valueOf, kind == Kind.MIN);

@@ -3,6 +3,7 @@ package io.fraudstream.evaluator.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
@@ -160,23 +161,30 @@ class WindowAggregatorsTest {
     assertAggregate(subject.expected(1_500), actual, "after an out-of-order non-member");
   }
 
+  /**
+   * Sparse arrivals (up to 300 ms apart in order), then dense ones (under 8 ms apart: queries behind the newest fold
+   * time slices, and 12 s of event time fill the window, so that events leave it).
+   */
   @ParameterizedTest
   @EnumSource(WindowSpec.Kind.class)
   void randomArrivalsAgreeWithTheBruteForce(WindowSpec.Kind kind) {
-    randomArrivals(kind, 3_000, null);
+    randomArrivals(kind, 3_000, 300, null);
+    randomArrivals(kind, 6_000, 8, null);
   }
 
   @ParameterizedTest
   @EnumSource(WindowSpec.Kind.class)
   void randomArrivalsAgreeWithTheBruteForceWhenTheWindowIsResumedFromItsSnapshotAfterEach(WindowSpec.Kind kind) {
-    randomArrivals(kind, 1_000, new HashMap<>());
+    randomArrivals(kind, 1_000, 300, new HashMap<>());
+    randomArrivals(kind, 3_000, 8, new HashMap<>());
   }
 
   /**
-   * {@code count} random arrivals, in order, within the lateness and deep behind it, each checked against the brute
-   * force; with {@code stored}, the window is written there and resumed from its snapshot after each.
+   * {@code count} random arrivals, in order (up to {@code stepMs} after the newest), within the lateness and deep
+   * behind it, each checked against the brute force; with {@code stored}, the window is written there and resumed
+   * from its snapshot after each.
    */
-  private static void randomArrivals(WindowSpec.Kind kind, int count, Map<Long, StoredEvent> stored) {
+  private static void randomArrivals(WindowSpec.Kind kind, int count, int stepMs, Map<Long, StoredEvent> stored) {
     Random random = new Random(kind.ordinal() * 7919L + 17);
     Subject subject = new Subject(kind);
     long maxMs = 0;
@@ -184,7 +192,7 @@ class WindowAggregatorsTest {
       long timeMs;
       int shape = random.nextInt(10);
       if (shape < 5) {
-        timeMs = maxMs + random.nextInt(300);
+        timeMs = maxMs + random.nextInt(stepMs);
       } else if (shape < 7) {
         timeMs = maxMs - random.nextInt((int) LATENESS_MS);
       } else {
@@ -225,6 +233,22 @@ class WindowAggregatorsTest {
   }
 
   /**
+   * A group window of one rule of {@code kind} over 5 minutes with a minute's lateness, whose value function counts
+   * the events it reads in {@code reads[0]}.
+   */
+  private static GroupWindow countingReads(WindowSpec.Kind kind, int[] reads) {
+    ValueOf counting =
+        event -> {
+          reads[0]++;
+          return AMOUNT.of(event);
+        };
+    WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
+    GroupWindow window = new GroupWindow(FIELDS);
+    window.prepare(FIELDS, Map.of("rule", new WindowSpec(key, kind, 300_000, 60_000, counting)));
+    return window;
+  }
+
+  /**
    * The extreme's value recurs (a round amount, every 10th event, the newest too) in a tail of 1 000 events; an event
    * 5 ms behind the newest finds its first occurrence in the tail and reads no stored values to answer, where keeping
    * the latest occurrence would scan the lateness.
@@ -235,14 +259,7 @@ class WindowAggregatorsTest {
       names = {"MIN", "MAX"})
   void aRepeatedExtremeSparesAQueryBehindTheNewestItsScan(WindowSpec.Kind kind) {
     int[] reads = {0};
-    ValueOf counting =
-        event -> {
-          reads[0]++;
-          return AMOUNT.of(event);
-        };
-    WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
-    GroupWindow window = new GroupWindow(FIELDS);
-    window.prepare(FIELDS, Map.of("rule", new WindowSpec(key, kind, 300_000, 60_000, counting)));
+    GroupWindow window = countingReads(kind, reads);
     BigDecimal extreme = amount(kind == WindowSpec.Kind.MIN ? 0 : 1_000);
     for (int i = 0; i < 1_000; i++) {
       BigDecimal value = i % 10 == 9 ? extreme : amount(500 + i % 7);
@@ -253,6 +270,54 @@ class WindowAggregatorsTest {
     reads[0] = 0;
     assertEquals(0, extreme.compareTo(window.aggregate("rule", newest - 5).extreme()));
     assertEquals(0, reads[0]);
+  }
+
+  /**
+   * 20 000 events 3 ms apart, the extreme the newest (the lateness holds all of the last 60 s): once a first query
+   * behind the newest has built the slices, a query 30 s behind reads the events of a few slices at its range's ends
+   * (each 236 ms at the finest), not the 10 000 after it, and agrees with the brute force.
+   */
+  @ParameterizedTest
+  @EnumSource(WindowSpec.Kind.class)
+  void aQueryFarBehindTheNewestReadsTwoSlicesNotEveryEventAfterIt(WindowSpec.Kind kind) {
+    int[] reads = {0};
+    GroupWindow window = countingReads(kind, reads);
+    List<long[]> inserted = new ArrayList<>();
+    long id = 0;
+    for (int i = 0; i < 20_000; i++) {
+      long value = kind == WindowSpec.Kind.MIN ? 20_000 - i : i; // SUM_COUNT: any
+      window.insert(3L * i, id, 0, id, 1, new Object[] {amount(value)});
+      inserted.add(new long[] {3L * i, value});
+      id++;
+    }
+    long newest = 3L * 19_999;
+    for (long behind : new long[] {20_000, 30_000}) {
+      long timeMs = newest - behind + 1;
+      long value = kind == WindowSpec.Kind.MIN ? 1_000_000 : 0; // not the extreme of its window
+      window.insert(timeMs, id, 0, id, 1, new Object[] {amount(value)});
+      inserted.add(new long[] {timeMs, value});
+      id++;
+      reads[0] = 0;
+      WindowAggregate actual = window.aggregate("rule", timeMs);
+      if (behind == 30_000) {
+        assertTrue(reads[0] <= 4 * 80, "read " + reads[0] + " events");
+      }
+      long total = 0;
+      long count = 0;
+      long extreme = kind == WindowSpec.Kind.MIN ? Long.MAX_VALUE : Long.MIN_VALUE;
+      for (long[] event : inserted) {
+        if (event[0] >= timeMs - 300_000 && event[0] <= timeMs) {
+          total += event[1];
+          count++;
+          extreme = kind == WindowSpec.Kind.MIN ? Math.min(extreme, event[1]) : Math.max(extreme, event[1]);
+        }
+      }
+      WindowAggregate expected =
+          kind == WindowSpec.Kind.SUM_COUNT
+              ? new WindowAggregate(amount(total), count, null)
+              : new WindowAggregate(BigDecimal.ZERO, 0, amount(extreme));
+      assertAggregate(expected, actual, behind + " ms behind");
+    }
   }
 
   @ParameterizedTest

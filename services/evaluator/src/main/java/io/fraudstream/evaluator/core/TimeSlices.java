@@ -1,0 +1,201 @@
+package io.fraudstream.evaluator.core;
+
+import java.math.BigDecimal;
+import java.util.Arrays;
+
+/**
+ * One rule's members over the newest stretch of a group's event time, summarized by time slice at several
+ * resolutions: level 0 has {@link #SLOTS} slices of a 255th of the lateness up to the one holding the newest event,
+ * each further level as many slices twice as wide, up to a level that reaches back the window and twice the
+ * lateness. Each slice keeps the count of its members, their fold (their sum, or their extreme) and the first and
+ * last of their times. An aggregator answers for an event behind the newest by folding the slices whose members all
+ * lie in its range, the widest first, and reading the events of the slices at the range's ends only: the events it
+ * reads are those of a slice about as wide as a 128th of the range's distance from the newest event, not every event
+ * between the event and the newest. (That distance grows with the skew between the partitions that feed a group: a
+ * detector that falls behind reads its partitions unevenly, and without the slices every transaction of the lagging
+ * partition read every event after it, or its whole window, which made a detector that fell behind fall further
+ * behind.)
+ *
+ * <p>Contracts: built over a log ({@link #TimeSlices}) and then told of every insertion into it ({@link #add}), each
+ * slice it holds counts every member inserted with a time in it, evicted or not; {@link #fold} uses a slice only when
+ * its first member is at or after {@link EventLog#evictedBeforeMs}, so an evicted member is never counted, and reads
+ * the log below that. A range or part of one older than the widest level reaches is read from the log too. Not
+ * thread-safe.
+ */
+final class TimeSlices {
+  /** Slices per level (a power of two: a slice's slot is its index's low bits). */
+  static final int SLOTS = 256;
+
+  /**
+   * The events a query of an aggregator without slices must read before it builds them: a query of fewer reads no
+   * more than one with slices would, and a group whose queries stay under it (most, at any rate) holds none.
+   */
+  static final int WORTH_BUILDING = 2 * SLOTS;
+
+  /** How members combine into a slice's value: a sum, or the preferred of two. */
+  @FunctionalInterface
+  interface Fold {
+    /** {@code acc} (null for none yet) combined with a member's {@code value}. */
+    BigDecimal apply(BigDecimal acc, BigDecimal value);
+  }
+
+  /** The sum of the members. */
+  static final Fold SUM = (acc, value) -> acc == null ? value : acc.add(value);
+
+  /** The fold of the members in a range and their count; {@code value} is null when there are none. */
+  record Folded(BigDecimal value, long count) {}
+
+  // baseMs, levels, valueOf, fold, keys, values, counts, firstMs, lastMs, newest
+  private static final long SHALLOW_BYTES = HeapSizes.object(8 + 4 + 4 + 4 + 4 * 6);
+
+  private final long baseMs; // level 0's slice width; level j's is baseMs << j
+  private final int levels;
+  private final ValueOf valueOf;
+  private final Fold fold;
+  // By level * SLOTS + slot: the slice index each slot holds, its members' fold, count, first and last time.
+  private final long[] keys;
+  private final BigDecimal[] values;
+  private final long[] counts;
+  private final long[] firstMs;
+  private final long[] lastMs;
+  private final long[] newest; // by level: the index of the slice holding the newest event time told
+
+  /**
+   * Slices of {@code log}'s events up to {@code newestMs} (those after it are for the caller to {@link #add} or not),
+   * for a rule of {@code windowMs} and {@code latenessMs}.
+   */
+  TimeSlices(EventLog log, long windowMs, long latenessMs, long newestMs, ValueOf valueOf, Fold fold) {
+    // SLOTS - 1 whole slices before the newest one reach back the lateness from any time within that one.
+    this.baseMs = Math.max(1, Math.floorDiv(latenessMs + SLOTS - 2, SLOTS - 1)); // rounded up
+    int n = 1;
+    while ((baseMs << (n - 1)) * (SLOTS - 1) < windowMs + 2 * latenessMs && n < 40) {
+      n++;
+    }
+    this.levels = n;
+    this.valueOf = valueOf;
+    this.fold = fold;
+    keys = new long[levels * SLOTS];
+    values = new BigDecimal[levels * SLOTS];
+    counts = new long[levels * SLOTS];
+    firstMs = new long[levels * SLOTS];
+    lastMs = new long[levels * SLOTS];
+    newest = new long[levels];
+    Arrays.fill(keys, Long.MIN_VALUE);
+    for (int level = 0; level < levels; level++) {
+      newest[level] = slice(newestMs, level);
+    }
+    long end = log.endIndex();
+    for (long index = log.indexAtOrAfter(oldestMs(levels - 1)); index < end && log.timeAt(index) <= newestMs; index++) {
+      add(log.timeAt(index), valueOf.of(log.eventAt(index)));
+    }
+  }
+
+  private long slice(long timeMs, int level) {
+    return Math.floorDiv(timeMs, baseMs << level);
+  }
+
+  /** The start of the oldest slice {@code level} holds. */
+  private long oldestMs(int level) {
+    return (newest[level] - SLOTS + 1) * (baseMs << level);
+  }
+
+  private boolean covers(long slice, int level) {
+    return slice > newest[level] - SLOTS;
+  }
+
+  private int slot(long slice, int level) {
+    return level * SLOTS + (int) (slice & (SLOTS - 1));
+  }
+
+  /** An event at {@code timeMs} was inserted; {@code value} is what it contributes, null if it is not a member. */
+  void add(long timeMs, BigDecimal value) {
+    for (int level = 0; level < levels; level++) {
+      long slice = slice(timeMs, level);
+      newest[level] = Math.max(newest[level], slice);
+      if (value == null || !covers(slice, level)) {
+        continue;
+      }
+      int slot = slot(slice, level);
+      if (keys[slot] != slice) { // the slot held a slice that is no longer covered, or none
+        keys[slot] = slice;
+        values[slot] = null;
+        counts[slot] = 0;
+        firstMs[slot] = timeMs;
+        lastMs[slot] = timeMs;
+      }
+      values[slot] = fold.apply(values[slot], value);
+      counts[slot]++;
+      firstMs[slot] = Math.min(firstMs[slot], timeMs);
+      lastMs[slot] = Math.max(lastMs[slot], timeMs);
+    }
+  }
+
+  /** The live members of {@code [fromMs, toMs]} folded. */
+  Folded fold(EventLog log, long fromMs, long toMs) {
+    long evictedBeforeMs = log.evictedBeforeMs();
+    BigDecimal acc = null;
+    long count = 0;
+    if (fromMs < evictedBeforeMs) { // slices there may count evicted members
+      Folded read = read(log, fromMs, Math.min(toMs, evictedBeforeMs - 1), null, 0);
+      acc = read.value();
+      count = read.count();
+    }
+    long x = Math.max(fromMs, evictedBeforeMs);
+    while (x <= toMs) {
+      long next = -1;
+      int finest = -1; // the finest level that covers x
+      for (int level = levels - 1; level >= 0; level--) {
+        long slice = slice(x, level);
+        if (!covers(slice, level)) {
+          break; // finer levels reach back less far
+        }
+        finest = level;
+        int slot = slot(slice, level);
+        boolean empty = keys[slot] != slice; // no member was told since the slice was covered
+        if (empty || (firstMs[slot] >= x && lastMs[slot] <= toMs)) {
+          if (!empty) {
+            acc = fold.apply(acc, values[slot]);
+            count += counts[slot];
+          }
+          next = (slice + 1) * (baseMs << level);
+          break;
+        }
+      }
+      if (next < 0) { // no slice lies within the range at x: read the events up to the end of the finest one
+        long readTo =
+            finest < 0
+                ? Math.min(toMs, oldestMs(levels - 1) - 1)
+                : Math.min(toMs, (slice(x, finest) + 1) * (baseMs << finest) - 1);
+        Folded read = read(log, x, readTo, acc, count);
+        acc = read.value();
+        count = read.count();
+        next = readTo + 1;
+      }
+      x = next;
+    }
+    return new Folded(acc, count);
+  }
+
+  /** {@code acc} and {@code count} with the members of {@code [fromMs, toMs]} read from the log. */
+  private Folded read(EventLog log, long fromMs, long toMs, BigDecimal acc, long count) {
+    long end = log.endIndex();
+    for (long index = log.indexAtOrAfter(fromMs); index < end && log.timeAt(index) <= toMs; index++) {
+      BigDecimal value = valueOf.of(log.eventAt(index));
+      if (value != null) {
+        acc = fold.apply(acc, value);
+        count++;
+      }
+    }
+    return new Folded(acc, count);
+  }
+
+  /** The heap it holds, each slot taken to hold a decimal of its own (a slice of one member shares its event's). */
+  long heapBytes() {
+    int slots = levels * SLOTS;
+    return SHALLOW_BYTES
+        + 4 * HeapSizes.longArray(slots)
+        + HeapSizes.referenceArray(slots)
+        + HeapSizes.longArray(levels)
+        + slots * HeapSizes.decimal();
+  }
+}

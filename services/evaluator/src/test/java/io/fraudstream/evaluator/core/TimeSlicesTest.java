@@ -1,0 +1,150 @@
+package io.fraudstream.evaluator.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * TimeSlices over a group's log, against a brute-force fold of the live inserted events: built over events already
+ * inserted, then told of insertions in order, behind the newest (within the lateness and deep behind it), and far
+ * ahead of it (a jump past every slice of the finer levels), with the group's floor evicting the oldest; ranges from
+ * anywhere in the window (and before it) up to the newest.
+ */
+class TimeSlicesTest {
+  private static final List<String> FIELDS = List.of("amount");
+  private static final ValueOf AMOUNT = event -> event.amount(0);
+  private static final long LATENESS_MS = 2_550; // ten-millisecond slices at level 0
+  private static final long WINDOW_MS = 40 * LATENESS_MS; // six levels
+  private static final TimeSlices.Fold MIN = (acc, value) -> acc == null || value.compareTo(acc) < 0 ? value : acc;
+
+  private static final class Inserted {
+    final long timeMs;
+    final BigDecimal value;
+    boolean evicted;
+
+    Inserted(long timeMs, BigDecimal value) {
+      this.timeMs = timeMs;
+      this.value = value;
+    }
+  }
+
+  private final GroupWindow log = new GroupWindow(FIELDS);
+  private final List<Inserted> inserted = new ArrayList<>();
+  private long nextId;
+
+  TimeSlicesTest() {
+    log.prepare(FIELDS, Map.of());
+  }
+
+  private void insert(long timeMs, BigDecimal value, TimeSlices slices) {
+    log.insert(timeMs, nextId, 0, nextId, 1, new Object[] {value});
+    nextId++;
+    inserted.add(new Inserted(timeMs, value));
+    if (slices != null) {
+      slices.add(timeMs, value);
+    }
+  }
+
+  /** Sets the log's floor, which evicts the events below it (a floor that moves down brings none back). */
+  private void setFloor(long floorMs) {
+    log.setFloor(floorMs);
+    for (Inserted event : inserted) {
+      event.evicted |= event.timeMs < floorMs;
+    }
+  }
+
+  private TimeSlices.Folded bruteForce(long fromMs, long toMs, TimeSlices.Fold fold) {
+    BigDecimal acc = null;
+    long count = 0;
+    for (Inserted event : inserted) {
+      if (!event.evicted && event.value != null && event.timeMs >= fromMs && event.timeMs <= toMs) {
+        acc = fold.apply(acc, event.value);
+        count++;
+      }
+    }
+    return new TimeSlices.Folded(acc, count);
+  }
+
+  private static void assertFolded(TimeSlices.Folded expected, TimeSlices.Folded actual, String what) {
+    assertEquals(expected.count(), actual.count(), what + ": count");
+    if (expected.value() == null) {
+      assertNull(actual.value(), what);
+    } else {
+      assertEquals(0, expected.value().compareTo(actual.value()), what + ": " + actual.value());
+    }
+  }
+
+  @Test
+  void sumsAgreeWithTheBruteForceForEveryRange() {
+    randomInsertionsAndFolds(TimeSlices.SUM);
+  }
+
+  @Test
+  void extremesAgreeWithTheBruteForceForEveryRange() {
+    randomInsertionsAndFolds(MIN);
+  }
+
+  private void randomInsertionsAndFolds(TimeSlices.Fold fold) {
+    Random random = new Random(42);
+    long newest = 100_000;
+    for (int i = 0; i < 500; i++) { // before the slices are built
+      newest += random.nextInt(8);
+      insert(newest, BigDecimal.valueOf(random.nextInt(1_000) - 500), null);
+    }
+    TimeSlices slices = new TimeSlices(log, WINDOW_MS, LATENESS_MS, newest, AMOUNT, fold);
+    for (int i = 0; i < 6_000; i++) {
+      int shape = random.nextInt(100);
+      long timeMs;
+      if (shape < 60) {
+        timeMs = newest + random.nextInt(200);
+      } else if (shape < 80) {
+        timeMs = newest - random.nextInt((int) LATENESS_MS);
+      } else if (shape < 99) {
+        timeMs = newest - random.nextInt((int) WINDOW_MS); // deep behind, some below the floor (evicted at once)
+      } else {
+        timeMs = newest + 3 * LATENESS_MS + random.nextInt(100); // past every slice of level 0
+      }
+      BigDecimal value = random.nextInt(10) == 0 ? null : BigDecimal.valueOf(random.nextInt(1_000) - 500);
+      insert(timeMs, value, slices);
+      newest = Math.max(newest, timeMs);
+      // As the engine does after each insertion; the floor keeps half the window mostly (ranges start before it
+      // too), all of it at times: the floor moves down, and live events are inserted among evicted ones.
+      setFloor(newest - (i % 500 < 400 ? (WINDOW_MS + LATENESS_MS) / 2 : WINDOW_MS + LATENESS_MS));
+      long toMs = newest - random.nextInt((int) (2 * LATENESS_MS));
+      long fromMs = toMs - random.nextInt((int) (WINDOW_MS + LATENESS_MS));
+      assertFolded(bruteForce(fromMs, toMs, fold), slices.fold(log, fromMs, toMs), "[" + fromMs + ", " + toMs + "]");
+    }
+  }
+
+  /**
+   * 100 000 events 3 ms apart, the sum over all but the last 60 s and over the 30 s before the last 30 s reads a few
+   * hundred of them.
+   */
+  @Test
+  void aRangeReadsTheEventsOfTheSlicesAtItsEndsOnly() {
+    int[] reads = {0};
+    ValueOf counting =
+        event -> {
+          reads[0]++;
+          return AMOUNT.of(event);
+        };
+    for (int i = 0; i < 100_000; i++) {
+      insert(3L * i, BigDecimal.valueOf(i % 1_000), null);
+    }
+    long newest = 3L * 99_999;
+    TimeSlices slices = new TimeSlices(log, 600_000, 60_000, newest, counting, TimeSlices.SUM);
+    for (long[] range : new long[][] {{0, newest - 60_000}, {newest - 60_000, newest - 30_000}}) {
+      reads[0] = 0;
+      TimeSlices.Folded folded = slices.fold(log, range[0], range[1]);
+      assertFolded(bruteForce(range[0], range[1], TimeSlices.SUM), folded, range[0] + ", " + range[1]);
+      assertTrue(reads[0] < 1_000, "read " + reads[0] + " events");
+    }
+  }
+}
