@@ -17,9 +17,10 @@ Costs, per event inserted into the log, for one rule:
   COUNT and AVG as above, O(events between t and M); MIN/MAX insert into the settled deque in
   O(its length) and answer the query by scanning `[t - window_ms, t]`, O(events in the window).
 
-The JVM twin (`TimeSlices` in the evaluator) answers a query behind the newest from per-time-slice
-summaries once it would read more than 512 events, so that its cost stays bounded when partitions are read
-seconds or minutes apart; the results are the same.
+The JVM twins (the evaluator's SumCountWindow and ExtremeWindow) answer a query behind the newest from
+per-time-slice summaries (TimeSlices) once it would read more than 512 events, so that what it reads stays
+bounded within the rule's window and twice the lateness when partitions are read seconds or minutes apart;
+the results are the same.
 
 Membership is the rule's business: `value_of(event)` returns the value the event contributes, or
 None when the event does not count for the rule. It must be a pure function of the event.

@@ -11,9 +11,10 @@ import java.util.function.LongPredicate;
  * event a little behind the newest finds the tail's front at or before it whenever the extreme's value was reached by
  * then (a repeated extreme, such as a round amount, would otherwise move the front past it and make the query scan
  * the lateness). An insertion older than the lateness goes into the settled deque in O(its length), and its query
- * scans the window (the costs are Python's twin's, aggregates.py), and so does a query within the lateness whose
- * extreme lies in the tail after it, up to it: once either would read more than {@link TimeSlices#WORTH_BUILDING}
- * events, it folds {@link TimeSlices} instead.
+ * scans the window (the costs are Python's twin's, aggregates.py); a query within the lateness whose tail extreme
+ * lies after its event scans the tail up to the event. Once either scan would read more than {@link
+ * TimeSlices#WORTH_BUILDING} events, the rule keeps {@link TimeSlices} of its members and folds them instead, at
+ * O(slice levels) more per insertion.
  */
 final class ExtremeWindow implements WindowAggregator {
   // windowMs, latenessMs, valueOf, preferLow, empty, maxMs, settled, tail, settledEnd, slices

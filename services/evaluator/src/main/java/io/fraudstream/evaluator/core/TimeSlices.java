@@ -4,32 +4,24 @@ import java.math.BigDecimal;
 import java.util.Arrays;
 
 /**
- * One rule's members over the newest stretch of a group's event time, summarized by time slice at several
- * resolutions: level 0 has {@link #SLOTS} slices of a 255th of the lateness up to the one holding the newest event,
- * each further level as many slices twice as wide, up to a level that reaches back the window and twice the
- * lateness. Each slice keeps the count of its members, their fold (their sum, or their extreme) and the first and
- * last of their times. An aggregator answers for an event behind the newest by folding the slices whose members all
- * lie in its range, the widest first, and reading the events of the slices at the range's ends only: the events it
- * reads are those of a slice about as wide as a 128th of the range's distance from the newest event, not every event
- * between the event and the newest. (That distance grows with the skew between the partitions that feed a group: a
- * detector that falls behind reads its partitions unevenly, and without the slices every transaction of the lagging
- * partition read every event after it, or its whole window, which made a detector that fell behind fall further
- * behind.)
+ * A set of one rule's members summarized by event-time slice at several resolutions, for folding the members of a
+ * time range without reading each: level 0 has {@link #SLOTS} slices of a 255th of the lateness up to the newest
+ * time told, each further level as many slices twice as wide, up to a level that reaches back the window and twice
+ * the lateness. Each slice keeps its members' count, their fold (sum or extreme) and their first and last time.
  *
- * <p>Contracts: built over a log ({@link #TimeSlices}) and then told of every insertion into it ({@link #add}), each
- * slice it holds counts every member inserted with a time in it, evicted or not; {@link #fold} uses a slice only when
- * its first member is at or after {@link EventLog#evictedBeforeMs}, so an evicted member is never counted, and reads
- * the log below that. A range or part of one older than the widest level reaches is read from the log too. Not
- * thread-safe.
+ * <p>Contracts: the caller builds it over a log ({@link #TimeSlices}: the log's members up to a time) and then tells
+ * it of every further member of its set ({@link #add}); a slice then holds every member of the set with a time in
+ * it, from the time it came within reach of its level on. {@link #fold} returns exactly the live members of the set
+ * in a range that lies within what was told: it uses a slice only when the slice's first member is at or after
+ * {@link EventLog#evictedBeforeMs} and every member lies in the range, and reads the log's events elsewhere (the
+ * range's ends, below {@code evictedBeforeMs}, and beyond the widest level's reach). The events it reads at an end of
+ * a range within reach are those of one slice of the finest level that reaches it. Not thread-safe.
  */
 final class TimeSlices {
   /** Slices per level (a power of two: a slice's slot is its index's low bits). */
   static final int SLOTS = 256;
 
-  /**
-   * The events a query of an aggregator without slices must read before it builds them: a query of fewer reads no
-   * more than one with slices would, and a group whose queries stay under it (most, at any rate) holds none.
-   */
+  /** The events a query of an aggregator without slices must read before it builds them. */
   static final int WORTH_BUILDING = 2 * SLOTS;
 
   /** How members combine into a slice's value: a sum, or the preferred of two. */

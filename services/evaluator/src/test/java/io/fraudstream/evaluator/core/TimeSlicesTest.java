@@ -21,7 +21,7 @@ class TimeSlicesTest {
   private static final List<String> FIELDS = List.of("amount");
   private static final ValueOf AMOUNT = event -> event.amount(0);
   private static final long LATENESS_MS = 2_550; // ten-millisecond slices at level 0
-  private static final long WINDOW_MS = 40 * LATENESS_MS; // six levels
+  private static final long WINDOW_MS = 40 * LATENESS_MS; // seven levels
   private static final TimeSlices.Fold MIN = (acc, value) -> acc == null || value.compareTo(acc) < 0 ? value : acc;
 
   private static final class Inserted {
