@@ -4,11 +4,11 @@ import java.math.BigDecimal;
 
 /**
  * Exact running sum and count of member values in the frontier window {@code [M - windowMs, M]} (SUM, COUNT, AVG);
- * amortized O(1) per in-order insertion (plus O(slice levels) once it keeps slices). A query for an event at t behind
- * M takes the frontier's, less the members
- * of {@code (t, M]}, plus those of {@code [t - windowMs, M - windowMs)}, reading their events; once that would read
- * more than {@link TimeSlices#WORTH_BUILDING} events, it folds {@link TimeSlices} instead: one of the members up to
- * M, and one of those that left the frontier ({@code [.., M - windowMs)}), each read at the ends of its range only.
+ * amortized O(1) per in-order insertion (plus O(slice levels) once it keeps slices). A query for an event at t
+ * behind M takes the frontier's, less the members of {@code (t, M]}, plus those of {@code [t - windowMs, M -
+ * windowMs)}, reading their events; once that would read more than {@link TimeSlices#WORTH_BUILDING} events, it
+ * folds {@link TimeSlices} instead: one of the members up to M, and one of those that left the frontier ({@code [..,
+ * M - windowMs)}), each read at the ends of its range only.
  */
 final class SumCountWindow implements WindowAggregator {
   // spec, empty, maxMs, total, count, front, slices, leftSlices
