@@ -33,24 +33,43 @@ class WindowAggregatorsTest {
   private static final class Subject {
     GroupWindow window = new GroupWindow(FIELDS);
     final WindowSpec.Kind kind;
+    final long windowMs;
+    final long latenessMs;
+    final ValueOf valueOf;
     final List<Inserted> inserted = new ArrayList<>();
     long ingestTsMs;
 
     Subject(WindowSpec.Kind kind) {
+      this(kind, WINDOW_MS, LATENESS_MS, AMOUNT);
+    }
+
+    Subject(WindowSpec.Kind kind, long windowMs, long latenessMs, ValueOf valueOf) {
       this.kind = kind;
-      window.prepare(FIELDS, specs(kind));
+      this.windowMs = windowMs;
+      this.latenessMs = latenessMs;
+      this.valueOf = valueOf;
+      window.prepare(FIELDS, specs());
+    }
+
+    Map<String, WindowSpec> specs() {
+      WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
+      return Map.of("rule", new WindowSpec(key, kind, windowMs, latenessMs, valueOf));
+    }
+
+    /** Inserts as the engine does, without querying. */
+    void add(long timeMs, BigDecimal value) {
+      window.insert(timeMs, ++ingestTsMs, 0, ingestTsMs, 1, new Object[] {value});
+      inserted.add(new Inserted(timeMs, value));
     }
 
     /** Inserts as the engine does; returns the aggregate the rule sees for the inserted event. */
     WindowAggregate insert(long timeMs, BigDecimal value) {
-      window.insert(timeMs, ++ingestTsMs, 0, ingestTsMs, 1, new Object[] {value});
-      inserted.add(new Inserted(timeMs, value));
-      WindowAggregate aggregate = window.aggregate("rule", timeMs);
-      return aggregate;
+      add(timeMs, value);
+      return window.aggregate("rule", timeMs);
     }
 
     void floorAfterInsertion() {
-      window.setFloor(window.maxEventTimeMs() - (WINDOW_MS + LATENESS_MS));
+      window.setFloor(window.maxEventTimeMs() - (windowMs + latenessMs));
     }
 
     /**
@@ -65,13 +84,13 @@ class WindowAggregatorsTest {
           GroupWindow.resume(EventCodec.decodeHead(EventCodec.encodeHead(window)), snapshot, Map.of());
       resumed.attachPager(stored::get);
       assertEquals(snapshot, resumed.snapshot(), "a resumed window's snapshot before its aggregator is");
-      resumed.prepare(FIELDS, specs(kind));
+      resumed.prepare(FIELDS, specs());
       assertEquals(0, resumed.decodedCount(), "resumed without reading an event");
       assertEquals(snapshot, resumed.snapshot(), "a resumed window's snapshot");
       window = resumed;
     }
 
-    /** The aggregate of the live members in {@code [t - WINDOW_MS, t]}, by brute force. */
+    /** The aggregate of the live members in {@code [t - windowMs, t]}, by brute force. */
     WindowAggregate expected(long timeMs) {
       Long floorMs = window.floorMs();
       BigDecimal total = BigDecimal.ZERO;
@@ -79,7 +98,7 @@ class WindowAggregatorsTest {
       BigDecimal extreme = null;
       for (Inserted event : inserted) {
         boolean live = floorMs == null || event.timeMs() >= floorMs;
-        if (!live || event.value() == null || event.timeMs() < timeMs - WINDOW_MS || event.timeMs() > timeMs) {
+        if (!live || event.value() == null || event.timeMs() < timeMs - windowMs || event.timeMs() > timeMs) {
           continue;
         }
         total = total.add(event.value());
@@ -93,11 +112,6 @@ class WindowAggregatorsTest {
           ? new WindowAggregate(total, count, null)
           : new WindowAggregate(BigDecimal.ZERO, 0, extreme);
     }
-  }
-
-  private static Map<String, WindowSpec> specs(WindowSpec.Kind kind) {
-    WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
-    return Map.of("rule", new WindowSpec(key, kind, WINDOW_MS, LATENESS_MS, AMOUNT));
   }
 
   private static void assertAggregate(WindowAggregate expected, WindowAggregate actual, String what) {
@@ -226,26 +240,20 @@ class WindowAggregatorsTest {
     GroupWindow restored =
         GroupWindow.restore(
             FIELDS, window.events(), window.maxEventTimeMs(), window.floorMs(), window.nextEventId(), 0L, Map.of());
-    restored.prepare(FIELDS, specs(kind));
+    restored.prepare(FIELDS, live.specs());
     restored.insert(11_000, 99, 0, 99, 1, new Object[] {amount(3)});
     WindowAggregate expected = live.insert(11_000, amount(3));
     assertAggregate(expected, restored.aggregate("rule", 11_000), "restored");
   }
 
-  /**
-   * A group window of one rule of {@code kind} over 5 minutes with a minute's lateness, whose value function counts
-   * the events it reads in {@code reads[0]}.
-   */
-  private static GroupWindow countingReads(WindowSpec.Kind kind, int[] reads) {
+  /** A rule of {@code kind} over 5 minutes with a minute's lateness that counts the events it reads in {@code reads[0]}. */
+  private static Subject countingReads(WindowSpec.Kind kind, int[] reads) {
     ValueOf counting =
         event -> {
           reads[0]++;
           return AMOUNT.of(event);
         };
-    WindowSpec.Key key = new WindowSpec.Key("uid", 0, 0, FIELDS, null);
-    GroupWindow window = new GroupWindow(FIELDS);
-    window.prepare(FIELDS, Map.of("rule", new WindowSpec(key, kind, 300_000, 60_000, counting)));
-    return window;
+    return new Subject(kind, 300_000, 60_000, counting);
   }
 
   /**
@@ -259,16 +267,15 @@ class WindowAggregatorsTest {
       names = {"MIN", "MAX"})
   void aRepeatedExtremeSparesAQueryBehindTheNewestItsScan(WindowSpec.Kind kind) {
     int[] reads = {0};
-    GroupWindow window = countingReads(kind, reads);
+    Subject subject = countingReads(kind, reads);
     BigDecimal extreme = amount(kind == WindowSpec.Kind.MIN ? 0 : 1_000);
     for (int i = 0; i < 1_000; i++) {
-      BigDecimal value = i % 10 == 9 ? extreme : amount(500 + i % 7);
-      window.insert(10_000 + 50L * i, i, 0, i, 1, new Object[] {value});
+      subject.add(10_000 + 50L * i, i % 10 == 9 ? extreme : amount(500 + i % 7));
     }
     long newest = 10_000 + 50L * 999;
-    window.insert(newest - 5, 1_000, 0, 1_000, 1, new Object[] {amount(600)});
+    subject.add(newest - 5, amount(600));
     reads[0] = 0;
-    assertEquals(0, extreme.compareTo(window.aggregate("rule", newest - 5).extreme()));
+    assertEquals(0, extreme.compareTo(subject.window.aggregate("rule", newest - 5).extreme()));
     assertEquals(0, reads[0]);
   }
 
@@ -281,50 +288,27 @@ class WindowAggregatorsTest {
   @EnumSource(WindowSpec.Kind.class)
   void aQueryFarBehindTheNewestReadsTwoSlicesNotEveryEventAfterIt(WindowSpec.Kind kind) {
     int[] reads = {0};
-    GroupWindow window = countingReads(kind, reads);
-    List<long[]> inserted = new ArrayList<>();
-    long id = 0;
+    Subject subject = countingReads(kind, reads);
     for (int i = 0; i < 20_000; i++) {
-      long value = kind == WindowSpec.Kind.MIN ? 20_000 - i : i; // SUM_COUNT: any
-      window.insert(3L * i, id, 0, id, 1, new Object[] {amount(value)});
-      inserted.add(new long[] {3L * i, value});
-      id++;
+      subject.add(3L * i, amount(kind == WindowSpec.Kind.MIN ? 20_000 - i : i)); // SUM_COUNT: any
     }
     long newest = 3L * 19_999;
     for (long behind : new long[] {20_000, 30_000}) {
       long timeMs = newest - behind + 1;
-      long value = kind == WindowSpec.Kind.MIN ? 1_000_000 : 0; // not the extreme of its window
-      window.insert(timeMs, id, 0, id, 1, new Object[] {amount(value)});
-      inserted.add(new long[] {timeMs, value});
-      id++;
+      subject.add(timeMs, amount(kind == WindowSpec.Kind.MIN ? 1_000_000 : 0)); // not the extreme of its window
       reads[0] = 0;
-      WindowAggregate actual = window.aggregate("rule", timeMs);
+      WindowAggregate actual = subject.window.aggregate("rule", timeMs);
       if (behind == 30_000) {
         assertTrue(reads[0] <= 4 * 80, "read " + reads[0] + " events");
       }
-      long total = 0;
-      long count = 0;
-      long extreme = kind == WindowSpec.Kind.MIN ? Long.MAX_VALUE : Long.MIN_VALUE;
-      for (long[] event : inserted) {
-        if (event[0] >= timeMs - 300_000 && event[0] <= timeMs) {
-          total += event[1];
-          count++;
-          extreme = kind == WindowSpec.Kind.MIN ? Math.min(extreme, event[1]) : Math.max(extreme, event[1]);
-        }
-      }
-      WindowAggregate expected =
-          kind == WindowSpec.Kind.SUM_COUNT
-              ? new WindowAggregate(amount(total), count, null)
-              : new WindowAggregate(BigDecimal.ZERO, 0, amount(extreme));
-      assertAggregate(expected, actual, behind + " ms behind");
+      assertAggregate(subject.expected(timeMs), actual, behind + " ms behind");
     }
   }
 
   @ParameterizedTest
   @EnumSource(WindowSpec.Kind.class)
   void aQueryBeforeAnyInsertionIsRefused(WindowSpec.Kind kind) {
-    GroupWindow window = new GroupWindow(FIELDS);
-    window.prepare(FIELDS, specs(kind));
+    GroupWindow window = new Subject(kind).window;
     assertThrows(IllegalStateException.class, () -> window.aggregate("rule", 0));
   }
 }
