@@ -86,9 +86,13 @@ final class TimeSlices {
     return Math.floorDiv(timeMs, baseMs << level);
   }
 
+  private long startMs(long slice, int level) {
+    return slice * (baseMs << level);
+  }
+
   /** The start of the oldest slice {@code level} holds. */
   private long oldestMs(int level) {
-    return (newest[level] - SLOTS + 1) * (baseMs << level);
+    return startMs(newest[level] - SLOTS + 1, level);
   }
 
   private boolean covers(long slice, int level) {
@@ -149,7 +153,7 @@ final class TimeSlices {
             acc = fold.apply(acc, values[slot]);
             count += counts[slot];
           }
-          next = (slice + 1) * (baseMs << level);
+          next = startMs(slice + 1, level);
           break;
         }
       }
@@ -157,7 +161,7 @@ final class TimeSlices {
         long readTo =
             finest < 0
                 ? Math.min(toMs, oldestMs(levels - 1) - 1)
-                : Math.min(toMs, (slice(x, finest) + 1) * (baseMs << finest) - 1);
+                : Math.min(toMs, startMs(slice(x, finest) + 1, finest) - 1);
         Folded read = read(log, x, readTo, acc, count);
         acc = read.value();
         count = read.count();
