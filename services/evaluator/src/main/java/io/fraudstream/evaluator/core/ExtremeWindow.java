@@ -14,7 +14,8 @@ import java.util.function.LongPredicate;
  * scans the window (the costs are Python's twin's, aggregates.py); a query within the lateness whose tail extreme
  * lies after its event scans the tail up to the event. Once either scan would read more than {@link
  * TimeSlices#WORTH_BUILDING} events, the rule keeps {@link TimeSlices} of its members and folds them instead, at
- * O(slice levels) more per insertion.
+ * O(slice levels) more per insertion. They reach back twice as far as the query that built them needed (for a query
+ * deep behind, its whole window), and are built again for a query that needs more.
  */
 final class ExtremeWindow implements WindowAggregator {
   // windowMs, latenessMs, valueOf, preferLow, empty, maxMs, settled, tail, settledEnd, slices
@@ -263,11 +264,16 @@ final class ExtremeWindow implements WindowAggregator {
    * than {@link TimeSlices#WORTH_BUILDING} events; null when there are none and reading is cheaper.
    */
   private TimeSlices.Folded slices(EventLog log, long fromMs, long eventTimeMs) {
-    if (slices == null) {
+    if (slices == null || !slices.reaches(fromMs)) {
       if (log.indexAtOrAfter(eventTimeMs + 1) - log.indexAtOrAfter(fromMs) <= TimeSlices.WORTH_BUILDING) {
-        return null;
+        return slices == null ? null : slices.fold(log, fromMs, eventTimeMs);
       }
-      slices = new TimeSlices(log, windowMs, latenessMs, maxMs, valueOf, this::best);
+      // Twice the reach this query needs; but what any query up to twice the lateness behind needs (the window and
+      // twice the lateness) for a query that needs no more, so that queries deep behind build once.
+      long neededMs = maxMs - fromMs;
+      long deepMs = windowMs + 2 * latenessMs;
+      long reachMs = neededMs <= deepMs ? Math.min(2 * neededMs, deepMs) : 2 * neededMs;
+      slices = new TimeSlices(log, latenessMs, reachMs, maxMs, valueOf, this::best);
     }
     return slices.fold(log, fromMs, eventTimeMs);
   }

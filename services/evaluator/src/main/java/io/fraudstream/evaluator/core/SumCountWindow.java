@@ -8,7 +8,9 @@ import java.math.BigDecimal;
  * behind M takes the frontier's, less the members of {@code (t, M]}, plus those of {@code [t - windowMs, M -
  * windowMs)}, reading their events; once that would read more than {@link TimeSlices#WORTH_BUILDING} events, it
  * folds {@link TimeSlices} instead: one of the members up to M, and one of those that left the frontier ({@code [..,
- * M - windowMs)}), each read at the ends of its range only.
+ * M - windowMs)}), each read at the ends of its range only. Both reach back twice as far as the query that built
+ * them needed (M - t), and are built again for a query that needs more, so a build reads about that query's share
+ * of the events, not the window's.
  */
 final class SumCountWindow implements WindowAggregator {
   // spec, empty, maxMs, total, count, front, slices, leftSlices
@@ -112,9 +114,13 @@ final class SumCountWindow implements WindowAggregator {
       return new WindowAggregate(total, count, null);
     }
     long lowMs = maxMs - spec.windowMs;
-    if (slices == null && readsBehind(log, eventTimeMs) > TimeSlices.WORTH_BUILDING) {
-      slices = new TimeSlices(log, spec.windowMs, spec.latenessMs, maxMs, spec.valueOf, TimeSlices.SUM);
-      leftSlices = new TimeSlices(log, spec.windowMs, spec.latenessMs, lowMs - 1, spec.valueOf, TimeSlices.SUM);
+    // Slices reach back twice what this query needs, and are built again, wider, for one that needs more: a build
+    // reads the events within its reach, which for a long window is far less than the window.
+    if ((slices == null || !slices.reaches(eventTimeMs + 1))
+        && readsBehind(log, eventTimeMs) > TimeSlices.WORTH_BUILDING) {
+      long reachMs = 2 * (maxMs - eventTimeMs);
+      slices = new TimeSlices(log, spec.latenessMs, reachMs, maxMs, spec.valueOf, TimeSlices.SUM);
+      leftSlices = new TimeSlices(log, spec.latenessMs, reachMs, lowMs - 1, spec.valueOf, TimeSlices.SUM);
     }
     if (slices != null) { // as below; members of (t, M - w) are both after t and left: they cancel out
       TimeSlices.Folded after = slices.fold(log, eventTimeMs + 1, maxMs);

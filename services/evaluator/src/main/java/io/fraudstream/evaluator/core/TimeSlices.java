@@ -6,16 +6,18 @@ import java.util.Arrays;
 /**
  * A set of one rule's members summarized by event-time slice at several resolutions, for folding the members of a
  * time range without reading each: level 0 has {@link #SLOTS} slices of a 255th of the lateness up to the newest
- * time told, each further level as many slices twice as wide, up to a level that reaches back the window and twice
- * the lateness. Each slice keeps its members' count, their fold (sum or extreme) and their first and last time.
+ * time told, each further level as many slices twice as wide, up to the first level that reaches back the reach it
+ * was built for. Each slice keeps its members' count, their fold (sum or extreme) and their first and last time.
  *
- * <p>Contracts: the caller builds it over a log ({@link #TimeSlices}: the log's members up to a time) and then tells
- * it of every further member of its set ({@link #add}); a slice then holds every member of the set with a time in
- * it, from the time it came within reach of its level on. {@link #fold} returns exactly the live members of the set
- * in a range that lies within what was told: it uses a slice only when the slice's first member is at or after
- * {@link EventLog#evictedBeforeMs} and every member lies in the range, and reads the log's events elsewhere (the
- * range's ends, below {@code evictedBeforeMs}, and beyond the widest level's reach). The events it reads at an end of
- * a range within reach are those of one slice of the finest level that reaches it. Not thread-safe.
+ * <p>Contracts: the caller builds it over a log ({@link #TimeSlices}: the log's members within its reach of a time)
+ * and then tells it of every further member of its set ({@link #add}); a slice then holds every member of the set
+ * with a time in it, from the time it came within reach of its level on. {@link #fold} returns exactly the live
+ * members of the set in a range that lies within what was told: it uses a slice only when the slice's first member
+ * is at or after {@link EventLog#evictedBeforeMs} and every member lies in the range, and reads the log's events
+ * elsewhere (the range's ends, below {@code evictedBeforeMs}, and beyond the widest level's reach, which {@link
+ * #reaches} tells). The events it reads at an end of a range within reach are those of one slice of the finest level
+ * that reaches it. Building reads the events within the reach, so a caller builds for the reach its queries need,
+ * not for its whole window. Not thread-safe.
  */
 final class TimeSlices {
   /** Slices per level (a power of two: a slice's slot is its index's low bits). */
@@ -54,13 +56,13 @@ final class TimeSlices {
 
   /**
    * Slices of {@code log}'s events up to {@code newestMs} (those after it are for the caller to {@link #add} or not),
-   * for a rule of {@code windowMs} and {@code latenessMs}.
+   * for a rule of {@code latenessMs}, whose levels reach back at least {@code reachMs} from the newest time told.
    */
-  TimeSlices(EventLog log, long windowMs, long latenessMs, long newestMs, ValueOf valueOf, Fold fold) {
+  TimeSlices(EventLog log, long latenessMs, long reachMs, long newestMs, ValueOf valueOf, Fold fold) {
     // SLOTS - 1 whole slices before the newest one reach back the lateness from any time within that one.
     this.baseMs = Math.max(1, Math.floorDiv(latenessMs + SLOTS - 2, SLOTS - 1)); // rounded up
     int n = 1;
-    while ((baseMs << (n - 1)) * (SLOTS - 1) < windowMs + 2 * latenessMs && n < 40) {
+    while ((baseMs << (n - 1)) * (SLOTS - 1) < reachMs && n < 40) {
       n++;
     }
     this.levels = n;
@@ -80,6 +82,14 @@ final class TimeSlices {
     for (long index = log.indexAtOrAfter(oldestMs(levels - 1)); index < end && log.timeAt(index) <= newestMs; index++) {
       add(log.timeAt(index), valueOf.of(log.eventAt(index)));
     }
+  }
+
+  /**
+   * Whether a range from {@code fromMs} lies within the widest level's reach, so that {@link #fold} reads the events
+   * at its ends only (and those below {@link EventLog#evictedBeforeMs}).
+   */
+  boolean reaches(long fromMs) {
+    return fromMs >= oldestMs(levels - 1);
   }
 
   private long slice(long timeMs, int level) {

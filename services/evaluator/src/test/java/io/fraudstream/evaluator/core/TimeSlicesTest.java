@@ -1,6 +1,7 @@
 package io.fraudstream.evaluator.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -83,22 +84,37 @@ class TimeSlicesTest {
 
   @Test
   void sumsAgreeWithTheBruteForceForEveryRange() {
-    randomInsertionsAndFolds(TimeSlices.SUM);
+    randomInsertionsAndFolds(TimeSlices.SUM, WINDOW_MS + 2 * LATENESS_MS);
   }
 
   @Test
   void extremesAgreeWithTheBruteForceForEveryRange() {
-    randomInsertionsAndFolds(MIN);
+    randomInsertionsAndFolds(MIN, WINDOW_MS + 2 * LATENESS_MS);
   }
 
-  private void randomInsertionsAndFolds(TimeSlices.Fold fold) {
+  /** Slices that reach back twice the lateness: many ranges start beyond their reach, where they read events. */
+  @Test
+  void sumsAgreeWithTheBruteForceBeyondTheSlicesReach() {
+    int reached = randomInsertionsAndFolds(TimeSlices.SUM, 2 * LATENESS_MS);
+    assertTrue(reached > 0 && reached < 6_000, reached + " of 6 000 ranges within reach");
+  }
+
+  @Test
+  void extremesAgreeWithTheBruteForceBeyondTheSlicesReach() {
+    int reached = randomInsertionsAndFolds(MIN, 2 * LATENESS_MS);
+    assertTrue(reached > 0 && reached < 6_000, reached + " of 6 000 ranges within reach");
+  }
+
+  /** Checks 6 000 random insertions and folds against the brute force; returns how many ranges the slices reached. */
+  private int randomInsertionsAndFolds(TimeSlices.Fold fold, long reachMs) {
     Random random = new Random(42);
     long newest = 100_000;
     for (int i = 0; i < 500; i++) { // before the slices are built
       newest += random.nextInt(8);
       insert(newest, BigDecimal.valueOf(random.nextInt(1_000) - 500), null);
     }
-    TimeSlices slices = new TimeSlices(log, WINDOW_MS, LATENESS_MS, newest, AMOUNT, fold);
+    TimeSlices slices = new TimeSlices(log, LATENESS_MS, reachMs, newest, AMOUNT, fold);
+    int reached = 0;
     for (int i = 0; i < 6_000; i++) {
       int shape = random.nextInt(100);
       long timeMs;
@@ -120,6 +136,47 @@ class TimeSlicesTest {
       long toMs = newest - random.nextInt((int) (2 * LATENESS_MS));
       long fromMs = toMs - random.nextInt((int) (WINDOW_MS + LATENESS_MS));
       assertFolded(bruteForce(fromMs, toMs, fold), slices.fold(log, fromMs, toMs), "[" + fromMs + ", " + toMs + "]");
+      reached += slices.reaches(fromMs) ? 1 : 0;
+    }
+    return reached;
+  }
+
+  private static final int DENSE = 100_000;
+
+  /**
+   * Inserts {@link #DENSE} events 3 ms apart from 0; returns the amount's value function, counting its calls in
+   * {@code reads[0]}.
+   */
+  private ValueOf insertDense(int[] reads) {
+    for (int i = 0; i < DENSE; i++) {
+      insert(3L * i, BigDecimal.valueOf(i % 1_000), null);
+    }
+    return event -> {
+      reads[0]++;
+      return AMOUNT.of(event);
+    };
+  }
+
+  /**
+   * 100 000 events 3 ms apart: slices built for a reach of 20 s reach back the finest level's 255 slices (60.18 s at a
+   * minute's lateness), built for 200 s three levels' (240.72 s), up to one more slice of their widest level, and
+   * reading the events there is all that building them reads.
+   */
+  @Test
+  void buildingReadsTheEventsWithinTheReachAndNoMore() {
+    int[] reads = {0};
+    ValueOf counting = insertDense(reads);
+    long newest = 3L * (DENSE - 1);
+    // reach asked for, the levels' reach, the widest level's slice
+    for (long[] reach : new long[][] {{20_000, 60_180, 236}, {200_000, 240_720, 944}}) {
+      reads[0] = 0;
+      TimeSlices slices = new TimeSlices(log, 60_000, reach[0], newest, counting, TimeSlices.SUM);
+      String what = "built for " + reach[0] + " ms: read " + reads[0] + " events";
+      assertTrue(reads[0] >= reach[1] / 3 && reads[0] <= (reach[1] + reach[2]) / 3 + 1, what);
+      assertTrue(slices.reaches(newest - reach[1]), what);
+      assertFalse(slices.reaches(newest - reach[1] - reach[2] - 1), what);
+      long fromMs = newest - reach[1];
+      assertFolded(bruteForce(fromMs, newest, TimeSlices.SUM), slices.fold(log, fromMs, newest), "from " + fromMs);
     }
   }
 
@@ -130,16 +187,9 @@ class TimeSlicesTest {
   @Test
   void aRangeReadsTheEventsOfTheSlicesAtItsEndsOnly() {
     int[] reads = {0};
-    ValueOf counting =
-        event -> {
-          reads[0]++;
-          return AMOUNT.of(event);
-        };
-    for (int i = 0; i < 100_000; i++) {
-      insert(3L * i, BigDecimal.valueOf(i % 1_000), null);
-    }
-    long newest = 3L * 99_999;
-    TimeSlices slices = new TimeSlices(log, 600_000, 60_000, newest, counting, TimeSlices.SUM);
+    ValueOf counting = insertDense(reads);
+    long newest = 3L * (DENSE - 1);
+    TimeSlices slices = new TimeSlices(log, 60_000, 660_000, newest, counting, TimeSlices.SUM);
     for (long[] range : new long[][] {{0, newest - 60_000}, {newest - 60_000, newest - 30_000}}) {
       reads[0] = 0;
       TimeSlices.Folded folded = slices.fold(log, range[0], range[1]);

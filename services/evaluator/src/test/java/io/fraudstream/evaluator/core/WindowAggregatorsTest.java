@@ -246,14 +246,17 @@ class WindowAggregatorsTest {
     assertAggregate(expected, restored.aggregate("rule", 11_000), "restored");
   }
 
-  /** A rule of {@code kind} over 5 minutes with a minute's lateness that counts the events it reads in {@code reads[0]}. */
-  private static Subject countingReads(WindowSpec.Kind kind, int[] reads) {
+  /**
+   * A rule of {@code kind} over {@code windowMs} with a minute's lateness that counts the events it reads in {@code
+   * reads[0]}.
+   */
+  private static Subject countingReads(WindowSpec.Kind kind, long windowMs, int[] reads) {
     ValueOf counting =
         event -> {
           reads[0]++;
           return AMOUNT.of(event);
         };
-    return new Subject(kind, 300_000, 60_000, counting);
+    return new Subject(kind, windowMs, 60_000, counting);
   }
 
   /**
@@ -267,7 +270,7 @@ class WindowAggregatorsTest {
       names = {"MIN", "MAX"})
   void aRepeatedExtremeSparesAQueryBehindTheNewestItsScan(WindowSpec.Kind kind) {
     int[] reads = {0};
-    Subject subject = countingReads(kind, reads);
+    Subject subject = countingReads(kind, 300_000, reads);
     BigDecimal extreme = amount(kind == WindowSpec.Kind.MIN ? 0 : 1_000);
     for (int i = 0; i < 1_000; i++) {
       subject.add(10_000 + 50L * i, i % 10 == 9 ? extreme : amount(500 + i % 7));
@@ -288,7 +291,7 @@ class WindowAggregatorsTest {
   @EnumSource(WindowSpec.Kind.class)
   void aQueryFarBehindTheNewestReadsTwoSlicesNotEveryEventAfterIt(WindowSpec.Kind kind) {
     int[] reads = {0};
-    Subject subject = countingReads(kind, reads);
+    Subject subject = countingReads(kind, 300_000, reads);
     for (int i = 0; i < 20_000; i++) {
       subject.add(3L * i, amount(kind == WindowSpec.Kind.MIN ? 20_000 - i : i)); // SUM_COUNT: any
     }
@@ -300,6 +303,34 @@ class WindowAggregatorsTest {
       WindowAggregate actual = subject.window.aggregate("rule", timeMs);
       if (behind == 30_000) {
         assertTrue(reads[0] <= 4 * 80, "read " + reads[0] + " events");
+      }
+      assertAggregate(subject.expected(timeMs), actual, behind + " ms behind");
+    }
+  }
+
+  /**
+   * 200 000 events 3 ms apart in a day's window, the extreme the newest: the first query 20 s behind the newest that
+   * reads more than {@link TimeSlices#WORTH_BUILDING} events builds slices over the events it needs (SUM and COUNT:
+   * the 20 s after it; MIN and MAX: the lateness's, up to it), within twice that reach, not over the 600 s in the
+   * window; and a query further behind than they reach builds them again, and agrees with the brute force too.
+   */
+  @ParameterizedTest
+  @EnumSource(WindowSpec.Kind.class)
+  void slicesAreBuiltOverTheEventsAQueryNeedsNotOverTheWindow(WindowSpec.Kind kind) {
+    int[] reads = {0};
+    Subject subject = countingReads(kind, 86_400_000, reads);
+    for (int i = 0; i < 200_000; i++) {
+      subject.add(3L * i, amount(kind == WindowSpec.Kind.MIN ? 200_000 - i : i)); // SUM_COUNT: any
+    }
+    long newest = 3L * 199_999;
+    long lateness = subject.latenessMs;
+    for (long behind : new long[] {20_000, 5 * lateness}) {
+      long timeMs = newest - behind + 1;
+      subject.add(timeMs, amount(kind == WindowSpec.Kind.MIN ? 1_000_000 : 0)); // not the extreme of its window
+      reads[0] = 0;
+      WindowAggregate actual = subject.window.aggregate("rule", timeMs);
+      if (behind == 20_000) {
+        assertTrue(reads[0] <= 2 * lateness / 3 + 2_000, "read " + reads[0] + " events");
       }
       assertAggregate(subject.expected(timeMs), actual, behind + " ms behind");
     }
