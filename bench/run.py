@@ -50,7 +50,7 @@ from bench.targets import DeployedTarget, LocalTarget, in_cluster_dns
 from fraudstream_kafka.settings import KafkaSettings
 from fraudstream_localstack.kafka_security import KafkaSecurity
 from fraudstream_localstack.layout import ROOT
-from fraudstream_localstack.processes import ManagedProcess
+from fraudstream_localstack.processes import ManagedProcess, StopSignals
 
 RESULTS = ROOT / "bench" / "results"
 BENCHMARKS_MD = ROOT / "docs" / "BENCHMARKS.md"
@@ -459,4 +459,5 @@ def append_markdown(r: dict[str, object]) -> None:
 
 
 if __name__ == "__main__":
+    StopSignals()  # SIGTERM too unwinds through main's cleanup, which stops everything the run started
     sys.exit(main())

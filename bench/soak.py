@@ -48,6 +48,7 @@ from typing import Any, Protocol, TypeVar
 from bench import run
 from bench.latency import BUDGET_HIGH_MS, percentile
 from fraudstream_detector.checkpoint import log_batches
+from fraudstream_localstack.processes import StopSignals
 
 MINUTE_MS = 60_000
 MB = 1024 * 1024
@@ -594,4 +595,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    StopSignals()  # SIGTERM too unwinds through main's cleanup, which stops everything the run started
     sys.exit(main())

@@ -20,6 +20,7 @@ from typing import Any
 
 from bench import run
 from bench.latency import BUDGET_HIGH_MS
+from fraudstream_localstack.processes import StopSignals
 
 SHORTFALL = 0.02
 DEFAULT_RATES = "1000,1500,2000,3000,4000,5000,6000,8000"
@@ -99,4 +100,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    StopSignals()  # SIGTERM too unwinds through main's cleanup, which stops everything the run started
     sys.exit(main())

@@ -57,6 +57,10 @@ LOCAL_FILE_SYSTEM = {
     "spark.hadoop.fs.file.impl": "io.fraudstream.evaluator.hadoop.ForklessLocalFileSystem",
     "spark.hadoop.fs.AbstractFileSystem.file.impl": "io.fraudstream.evaluator.hadoop.ForklessLocalFs",
 }
+# How long the JVM this process launches (build_session) has to exit by itself once this process is gone, before it
+# is halted (io.fraudstream.evaluator.lifecycle.ParentWatch): a killed driver leaves its session running, and the
+# JVM's own exit then waits for the running query for good.
+ORPHAN_GRACE_MS = 10_000
 # The temporary directory of the JVM this process launched (build_session), which stop_session removes.
 _scratch: Path | None = None
 _JAR_VERSION = re.compile(r"-\d+(?:\.\d+)+[\w.\-]*\.jar$")
@@ -108,12 +112,14 @@ def build_session(
 
     A driver JVM this call launches keeps its temporary files (java.io.tmpdir: Spark's local directories unless
     spark.local.dir or SPARK_LOCAL_DIRS name others, RocksDB's working directories and native library) in a directory
-    of its own under the process's temporary directory (TMPDIR); stop_session removes it."""
+    of its own under the process's temporary directory (TMPDIR); stop_session removes it. That JVM does not outlive
+    this process: ORPHAN_GRACE_MS after this process is gone, however it ended, the JVM is halted."""
     global _scratch
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     driver_options = JVM_OPTIONS
-    if SparkContext._gateway is None:  # this call launches the JVM
+    launches = SparkContext._gateway is None
+    if launches:
         if _scratch is not None:  # a launch that failed
             shutil.rmtree(_scratch, ignore_errors=True)
         _scratch = Path(tempfile.mkdtemp(prefix="fraudstream-spark-"))
@@ -149,6 +155,10 @@ def build_session(
     for key, value in {**LOCAL_FILE_SYSTEM, **(conf or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
+    if launches:
+        jvm = SparkContext._jvm
+        assert jvm is not None
+        jvm.io.fraudstream.evaluator.lifecycle.ParentWatch.start(ORPHAN_GRACE_MS, 500)
     for key, value in CHECKPOINT_DEFAULTS.items():
         if session.conf.get(key, None) is None:
             session.conf.set(key, value)

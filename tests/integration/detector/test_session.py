@@ -2,13 +2,15 @@
 (session.LOCAL_FILE_SYSTEM): each of Hadoop's two APIs resolves the file: scheme to the evaluator jar's classes, in the
 JVM that runs the query. What the classes do is the JVM's ForklessLocalFileSystemTest; what they save, BENCHMARKS.md.
 The JVM that runs the query also runs with the detector's garbage collector settings (session.GC_OPTIONS), and a
-stopped session (session.stop_session) leaves none of its JVM's temporary files behind."""
+stopped session (session.stop_session) leaves none of its JVM's temporary files behind, and a driver that is killed
+leaves no JVM behind."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from fraudstream_detector.session import GC_OPTIONS, LOCAL_FILE_SYSTEM
+from fraudstream_detector.session import GC_OPTIONS, LOCAL_FILE_SYSTEM, ORPHAN_GRACE_MS
+from fraudstream_localstack.processes import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -61,14 +64,15 @@ def test_the_jvm_that_evaluates_runs_with_the_garbage_collector_settings(spark: 
         assert diagnostics.getVMOption(name).getValue() == expected, option
 
 
-# A driver of its own, as the detector runs it: builds the session, runs a query with RocksDB state until a batch has
-# read input, lists what its JVM put in its temporary directory, and stops the session.
-_DRIVER = """
-import json, sys, time
+# The start of a driver of its own, as the detector runs it: builds the session and runs a query with RocksDB state
+# until a batch has read input.
+_RUNNING_QUERY = """
+import json, subprocess, sys, time
+from pyspark import SparkContext
 from pyspark.sql import functions as F
 from fraudstream_detector.session import build_session, stop_session, scratch_dir
 
-spark = build_session("leftovers", master="local[2]")
+spark = build_session("driver", master="local[2]")
 query = (
     spark.readStream.format("rate").option("rowsPerSecond", 100).load()
     .groupBy((F.col("value") % 10).alias("key")).count()
@@ -77,6 +81,11 @@ query = (
 deadline = time.monotonic() + 120
 while not (query.lastProgress or {}).get("numInputRows") and time.monotonic() < deadline:
     time.sleep(0.2)
+"""
+# Then lists what its JVM put in its temporary directory, and stops the session.
+_DRIVER = (
+    _RUNNING_QUERY
+    + """
 progress = query.lastProgress
 scratch = scratch_dir()
 held = sorted(p.name for p in scratch.iterdir()) if scratch else []
@@ -84,6 +93,7 @@ query.stop()
 stop_session(spark)
 print(json.dumps({"progress": progress, "scratch": str(scratch), "held": held}, default=str))
 """
+)
 
 
 def test_a_stopped_session_leaves_no_temporary_files(tmp_path: Path) -> None:
@@ -105,3 +115,50 @@ def test_a_stopped_session_leaves_no_temporary_files(tmp_path: Path) -> None:
     assert any(name.startswith("spark-") for name in report["held"]), report["held"]
     assert any(name.startswith("librocksdbjni") for name in report["held"]), report["held"]
     assert list(temp.iterdir()) == []
+
+
+# Or prints its JVM's process id and that of a child that holds the JVM's input open, as a stand-in for an exit that
+# waits for good (on a killed driver's stack, Spark's shutdown hooks waited for a query writing to a broker that was
+# gone too), and waits to be killed.
+_KILLED_DRIVER = (
+    _RUNNING_QUERY
+    + """
+jvm = SparkContext._gateway.proc
+holder = subprocess.Popen(["sleep", "600"], pass_fds=[jvm.stdin.fileno()])
+print(jvm.pid, holder.pid, flush=True)
+time.sleep(600)
+"""
+)
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie's reaper collects it
+    except FileNotFoundError:
+        return False
+
+
+def test_the_jvm_of_a_killed_driver_does_not_outlive_it(tmp_path: Path) -> None:
+    driver = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_DRIVER, str(tmp_path / "checkpoint")],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        stdout=subprocess.PIPE,
+        stderr=(tmp_path / "driver.log").open("w"),
+        text=True,
+    )
+    pids: list[int] = []
+    try:
+        assert driver.stdout is not None
+        line = driver.stdout.readline()
+        assert re.fullmatch(r"\d+ \d+\n", line), (tmp_path / "driver.log").read_text()[-3000:]
+        pids = [int(pid) for pid in line.split()]
+        jvm_pid = pids[0]
+        assert _running(jvm_pid)
+        driver.send_signal(signal.SIGKILL)  # no handler, no finally: the session is left running
+        driver.wait(timeout=10)
+        wait_for(lambda: not _running(jvm_pid), ORPHAN_GRACE_MS / 1000 + 30, "the killed driver's JVM to end")
+    finally:
+        driver.kill()
+        for pid in pids:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
