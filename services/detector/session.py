@@ -58,8 +58,8 @@ LOCAL_FILE_SYSTEM = {
     "spark.hadoop.fs.AbstractFileSystem.file.impl": "io.fraudstream.evaluator.hadoop.ForklessLocalFs",
 }
 # How long the JVM this process launches (build_session) has to exit by itself once this process is gone, before it
-# is halted (io.fraudstream.evaluator.lifecycle.ParentWatch): a killed driver leaves its session running, and the
-# JVM's own exit then waits for the running query for good.
+# is halted (io.fraudstream.evaluator.lifecycle.ParentWatch): a killed driver leaves its session running, and its JVM
+# did not always exit by itself (one was still there five minutes after its driver and broker were killed).
 ORPHAN_GRACE_MS = 10_000
 # The temporary directory of the JVM this process launched (build_session), which stop_session removes.
 _scratch: Path | None = None

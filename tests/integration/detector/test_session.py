@@ -118,8 +118,8 @@ def test_a_stopped_session_leaves_no_temporary_files(tmp_path: Path) -> None:
 
 
 # Or prints its JVM's process id and that of a child that holds the JVM's input open, as a stand-in for an exit that
-# waits for good (on a killed driver's stack, Spark's shutdown hooks waited for a query writing to a broker that was
-# gone too), and waits to be killed.
+# does not come (a detector JVM whose driver and broker were killed was still there, idle, five minutes later; why
+# was not found: it answered neither jstack nor SIGQUIT), and waits to be killed.
 _KILLED_DRIVER = (
     _RUNNING_QUERY
     + """

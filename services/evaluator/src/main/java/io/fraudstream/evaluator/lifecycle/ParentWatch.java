@@ -4,10 +4,10 @@ import java.util.function.BooleanSupplier;
 
 /**
  * Ends the driver's JVM when the process that launched it is gone. PySpark's driver process launches the JVM and, when
- * it stops in order, stops the session and closes the JVM's input, on which Spark's gateway exits; a driver that is
- * killed (SIGKILL, or its own parent's death signal) leaves the session running, and the JVM's exit then waits in
- * Spark's shutdown hooks for the running query, for good. {@link #start} watches the parent: once it is gone, the JVM
- * has {@code graceMs} to exit by itself, and is halted after that.
+ * it stops in order, stops the session and closes the JVM's input, on which Spark's gateway exits. A driver that is
+ * killed (SIGKILL, or its own parent's death signal) leaves the session running, and the JVM may not exit: one whose
+ * bench was sent SIGTERM with its broker was still there, idle, five minutes later. {@link #start} watches the
+ * parent: once it is gone, the JVM has {@code graceMs} to exit by itself, and is halted after that.
  */
 public final class ParentWatch {
   private static Thread watcher; // the one watch of this JVM, once started
