@@ -14,8 +14,9 @@ import java.util.function.LongPredicate;
  * scans the window (the costs are Python's twin's, aggregates.py); a query within the lateness whose tail extreme
  * lies after its event scans the tail up to the event. Once either scan would read more than {@link
  * TimeSlices#WORTH_BUILDING} events, the rule keeps {@link TimeSlices} of its members and folds them instead, at
- * O(slice levels) more per insertion. They reach back twice as far as the query that built them needed (for a query
- * deep behind, its whole window), and are built again for a query that needs more.
+ * O(slice levels) more per insertion. They reach back twice as far as the query that built them needed, up to the
+ * window and twice the lateness (a query deep behind needs its whole window), and are built again for a query that
+ * needs more.
  */
 final class ExtremeWindow implements WindowAggregator {
   // windowMs, latenessMs, valueOf, preferLow, empty, maxMs, settled, tail, settledEnd, slices
@@ -264,15 +265,13 @@ final class ExtremeWindow implements WindowAggregator {
    * than {@link TimeSlices#WORTH_BUILDING} events; null when there are none and reading is cheaper.
    */
   private TimeSlices.Folded slices(EventLog log, long fromMs, long eventTimeMs) {
-    if (slices == null || !slices.reaches(fromMs)) {
+    // Twice the reach this query needs, up to the window and twice the lateness (what a query up to twice the
+    // lateness behind needs: so queries deep behind build once); beyond it a query reads the events.
+    long reachMs = Math.min(2 * (maxMs - fromMs), windowMs + 2 * latenessMs);
+    if (slices == null || (!slices.reaches(fromMs) && slices.reachMs() < reachMs)) {
       if (log.indexAtOrAfter(eventTimeMs + 1) - log.indexAtOrAfter(fromMs) <= TimeSlices.WORTH_BUILDING) {
         return slices == null ? null : slices.fold(log, fromMs, eventTimeMs);
       }
-      // Twice the reach this query needs; but what any query up to twice the lateness behind needs (the window and
-      // twice the lateness) for a query that needs no more, so that queries deep behind build once.
-      long neededMs = maxMs - fromMs;
-      long deepMs = windowMs + 2 * latenessMs;
-      long reachMs = neededMs <= deepMs ? Math.min(2 * neededMs, deepMs) : 2 * neededMs;
       slices = new TimeSlices(log, latenessMs, reachMs, maxMs, valueOf, this::best);
     }
     return slices.fold(log, fromMs, eventTimeMs);

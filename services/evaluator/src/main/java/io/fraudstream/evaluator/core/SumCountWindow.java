@@ -9,8 +9,8 @@ import java.math.BigDecimal;
  * windowMs)}, reading their events; once that would read more than {@link TimeSlices#WORTH_BUILDING} events, it
  * folds {@link TimeSlices} instead: one of the members up to M, and one of those that left the frontier ({@code [..,
  * M - windowMs)}), each read at the ends of its range only. Both reach back twice as far as the query that built
- * them needed (M - t), and are built again for a query that needs more, so a build reads about that query's share
- * of the events, not the window's.
+ * them needed (M - t), up to the window and twice the lateness, and are built again for a query that needs more, so
+ * a build reads a few times that query's share of the events, not the window's.
  */
 final class SumCountWindow implements WindowAggregator {
   // spec, empty, maxMs, total, count, front, slices, leftSlices
@@ -114,11 +114,12 @@ final class SumCountWindow implements WindowAggregator {
       return new WindowAggregate(total, count, null);
     }
     long lowMs = maxMs - spec.windowMs;
-    // Slices reach back twice what this query needs, and are built again, wider, for one that needs more: a build
-    // reads the events within its reach, which for a long window is far less than the window.
-    if ((slices == null || !slices.reaches(eventTimeMs + 1))
+    // Slices reach back twice what this query needs, up to the window and twice the lateness, and are built again,
+    // wider, for one that needs more: a build reads the events within its reach, for a long window far fewer than
+    // the window's. Beyond that reach a query reads the events.
+    long reachMs = Math.min(2 * (maxMs - eventTimeMs), spec.windowMs + 2 * spec.latenessMs);
+    if ((slices == null || (!slices.reaches(eventTimeMs + 1) && slices.reachMs() < reachMs))
         && readsBehind(log, eventTimeMs) > TimeSlices.WORTH_BUILDING) {
-      long reachMs = 2 * (maxMs - eventTimeMs);
       slices = new TimeSlices(log, spec.latenessMs, reachMs, maxMs, spec.valueOf, TimeSlices.SUM);
       leftSlices = new TimeSlices(log, spec.latenessMs, reachMs, lowMs - 1, spec.valueOf, TimeSlices.SUM);
     }

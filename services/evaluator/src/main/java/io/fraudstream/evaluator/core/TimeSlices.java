@@ -39,10 +39,11 @@ final class TimeSlices {
   /** The fold of the members in a range and their count; {@code value} is null when there are none. */
   record Folded(BigDecimal value, long count) {}
 
-  // baseMs, levels, valueOf, fold, keys, values, counts, firstMs, lastMs, newest
-  private static final long SHALLOW_BYTES = HeapSizes.object(8 + 4 + 4 + 4 + 4 * 6);
+  // baseMs, reachMs, levels, valueOf, fold, keys, values, counts, firstMs, lastMs, newest
+  private static final long SHALLOW_BYTES = HeapSizes.object(8 + 8 + 4 + 4 + 4 + 4 * 6);
 
   private final long baseMs; // level 0's slice width; level j's is baseMs << j
+  private final long reachMs; // what it was built for
   private final int levels;
   private final ValueOf valueOf;
   private final Fold fold;
@@ -61,6 +62,7 @@ final class TimeSlices {
   TimeSlices(EventLog log, long latenessMs, long reachMs, long newestMs, ValueOf valueOf, Fold fold) {
     // SLOTS - 1 whole slices before the newest one reach back the lateness from any time within that one.
     this.baseMs = Math.max(1, Math.floorDiv(latenessMs + SLOTS - 2, SLOTS - 1)); // rounded up
+    this.reachMs = reachMs;
     int n = 1;
     while ((baseMs << (n - 1)) * (SLOTS - 1) < reachMs && n < 40) {
       n++;
@@ -82,6 +84,11 @@ final class TimeSlices {
     for (long index = log.indexAtOrAfter(oldestMs(levels - 1)); index < end && log.timeAt(index) <= newestMs; index++) {
       add(log.timeAt(index), valueOf.of(log.eventAt(index)));
     }
+  }
+
+  /** The reach it was built for (its levels reach back at least that far). */
+  long reachMs() {
+    return reachMs;
   }
 
   /**

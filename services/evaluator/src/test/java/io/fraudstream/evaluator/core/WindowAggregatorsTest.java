@@ -283,6 +283,32 @@ class WindowAggregatorsTest {
   }
 
   /**
+   * A rule of {@code kind} over {@code windowMs} (a minute's lateness) counting its reads in {@code reads[0]}, told of
+   * {@code events} events 3 ms apart from 0, each the extreme of its window so far (the newest is the extreme).
+   */
+  private static Subject denseTowardsTheExtreme(WindowSpec.Kind kind, long windowMs, int events, int[] reads) {
+    Subject subject = countingReads(kind, windowMs, reads);
+    for (int i = 0; i < events; i++) {
+      subject.add(3L * i, amount(kind == WindowSpec.Kind.MIN ? events - i : i)); // SUM_COUNT: any
+    }
+    return subject;
+  }
+
+  /**
+   * Inserts an event {@code behindMs} behind the newest at {@code newestMs}, not the extreme of its window, and checks
+   * its query against the brute force; returns the events the query read.
+   */
+  private static int queryBehind(Subject subject, long newestMs, long behindMs, int[] reads) {
+    long timeMs = newestMs - behindMs + 1;
+    subject.add(timeMs, amount(subject.kind == WindowSpec.Kind.MIN ? 1_000_000_000 : 0));
+    reads[0] = 0;
+    WindowAggregate actual = subject.window.aggregate("rule", timeMs);
+    int read = reads[0];
+    assertAggregate(subject.expected(timeMs), actual, behindMs + " ms behind");
+    return read;
+  }
+
+  /**
    * 20 000 events 3 ms apart, the extreme the newest (the lateness holds all of the last 60 s): once a first query
    * behind the newest has built the slices, a query 30 s behind reads the events of a few slices at its range's ends
    * (each 236 ms at the finest), not the 10 000 after it, and agrees with the brute force.
@@ -291,49 +317,37 @@ class WindowAggregatorsTest {
   @EnumSource(WindowSpec.Kind.class)
   void aQueryFarBehindTheNewestReadsTwoSlicesNotEveryEventAfterIt(WindowSpec.Kind kind) {
     int[] reads = {0};
-    Subject subject = countingReads(kind, 300_000, reads);
-    for (int i = 0; i < 20_000; i++) {
-      subject.add(3L * i, amount(kind == WindowSpec.Kind.MIN ? 20_000 - i : i)); // SUM_COUNT: any
-    }
+    Subject subject = denseTowardsTheExtreme(kind, 300_000, 20_000, reads);
     long newest = 3L * 19_999;
-    for (long behind : new long[] {20_000, 30_000}) {
-      long timeMs = newest - behind + 1;
-      subject.add(timeMs, amount(kind == WindowSpec.Kind.MIN ? 1_000_000 : 0)); // not the extreme of its window
-      reads[0] = 0;
-      WindowAggregate actual = subject.window.aggregate("rule", timeMs);
-      if (behind == 30_000) {
-        assertTrue(reads[0] <= 4 * 80, "read " + reads[0] + " events");
-      }
-      assertAggregate(subject.expected(timeMs), actual, behind + " ms behind");
-    }
+    queryBehind(subject, newest, 20_000, reads);
+    int read = queryBehind(subject, newest, 30_000, reads);
+    assertTrue(read <= 4 * 80, "read " + read + " events");
   }
 
   /**
-   * 200 000 events 3 ms apart in a day's window, the extreme the newest: the first query 20 s behind the newest that
-   * reads more than {@link TimeSlices#WORTH_BUILDING} events builds slices over the events it needs (SUM and COUNT:
-   * the 20 s after it; MIN and MAX: the lateness's, up to it), within twice that reach, not over the 600 s in the
-   * window; and a query further behind than they reach builds them again, and agrees with the brute force too.
+   * 200 000 events 3 ms apart in a day's window, the extreme the newest. The first query 20 s behind the newest, which
+   * would read more than {@link TimeSlices#WORTH_BUILDING} events, builds slices over the events it needs and no more
+   * than the finest levels that reach twice as far, not over the 600 s in the window: SUM and COUNT need the 20 s after
+   * it (one level, 60.18 s at a minute's lateness); MIN and MAX the lateness's events up to it (two levels, 120.36 s).
+   * A query 300 s behind, further than they reach, builds them again, wider (the window's heap grows by a level's
+   * slices at least), and agrees with the brute force too.
    */
   @ParameterizedTest
   @EnumSource(WindowSpec.Kind.class)
   void slicesAreBuiltOverTheEventsAQueryNeedsNotOverTheWindow(WindowSpec.Kind kind) {
     int[] reads = {0};
-    Subject subject = countingReads(kind, 86_400_000, reads);
-    for (int i = 0; i < 200_000; i++) {
-      subject.add(3L * i, amount(kind == WindowSpec.Kind.MIN ? 200_000 - i : i)); // SUM_COUNT: any
-    }
+    Subject subject = denseTowardsTheExtreme(kind, 86_400_000, 200_000, reads);
     long newest = 3L * 199_999;
-    long lateness = subject.latenessMs;
-    for (long behind : new long[] {20_000, 5 * lateness}) {
-      long timeMs = newest - behind + 1;
-      subject.add(timeMs, amount(kind == WindowSpec.Kind.MIN ? 1_000_000 : 0)); // not the extreme of its window
-      reads[0] = 0;
-      WindowAggregate actual = subject.window.aggregate("rule", timeMs);
-      if (behind == 20_000) {
-        assertTrue(reads[0] <= 2 * lateness / 3 + 2_000, "read " + reads[0] + " events");
-      }
-      assertAggregate(subject.expected(timeMs), actual, behind + " ms behind");
-    }
+    boolean sum = kind == WindowSpec.Kind.SUM_COUNT;
+    long levelsReachMs = sum ? 60_180 : 120_360;
+    long widestSliceMs = sum ? 236 : 472;
+    int read = queryBehind(subject, newest, 20_000, reads);
+    // The build, then at most two of the finest slices at the range's ends (79 events each).
+    assertTrue(read <= (levelsReachMs + widestSliceMs) / 3 + 2 * 80, "read " + read + " events");
+    long heapBytes = subject.window.heapBytes();
+    queryBehind(subject, newest, 300_000, reads);
+    long grown = subject.window.heapBytes() - heapBytes;
+    assertTrue(grown >= 76 * TimeSlices.SLOTS, "built again, wider: " + grown + " B more"); // a level's slices at least
   }
 
   @ParameterizedTest
