@@ -5,6 +5,7 @@ Nothing is resolved when a job starts: the jars were resolved by Maven at instal
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -16,6 +17,8 @@ from pathlib import Path
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
+
+from fraudstream_detector.parent_death import launched_jvm_dies_with_this_process
 
 LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
 # The garbage collector settings of the JVMs that evaluate:
@@ -57,10 +60,6 @@ LOCAL_FILE_SYSTEM = {
     "spark.hadoop.fs.file.impl": "io.fraudstream.evaluator.hadoop.ForklessLocalFileSystem",
     "spark.hadoop.fs.AbstractFileSystem.file.impl": "io.fraudstream.evaluator.hadoop.ForklessLocalFs",
 }
-# How long the JVM this process launches (build_session) has to exit by itself once this process is gone, before it
-# is halted (io.fraudstream.evaluator.lifecycle.ParentWatch): a killed driver leaves its session running, and its JVM
-# did not always exit by itself (one was still there five minutes after its driver and broker were killed).
-ORPHAN_GRACE_MS = 10_000
 # The temporary directory of the JVM this process launched (build_session), which stop_session removes.
 _scratch: Path | None = None
 _JAR_VERSION = re.compile(r"-\d+(?:\.\d+)+[\w.\-]*\.jar$")
@@ -112,8 +111,9 @@ def build_session(
 
     A driver JVM this call launches keeps its temporary files (java.io.tmpdir: Spark's local directories unless
     spark.local.dir or SPARK_LOCAL_DIRS name others, RocksDB's working directories and native library) in a directory
-    of its own under the process's temporary directory (TMPDIR); stop_session removes it. That JVM does not outlive
-    this process: ORPHAN_GRACE_MS after this process is gone, however it ended, the JVM is halted."""
+    of its own under the process's temporary directory (TMPDIR); stop_session removes it. That JVM dies with the thread
+    that calls this (parent_death.launched_jvm_dies_with_this_process), so call it from one that lives as long as the
+    session: the main thread."""
     global _scratch
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -154,11 +154,8 @@ def build_session(
     )
     for key, value in {**LOCAL_FILE_SYSTEM, **(conf or {})}.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    if launches:
-        jvm = SparkContext._jvm
-        assert jvm is not None
-        jvm.io.fraudstream.evaluator.lifecycle.ParentWatch.start(ORPHAN_GRACE_MS, 500)
+    with launched_jvm_dies_with_this_process() if launches else contextlib.nullcontext():
+        session = builder.getOrCreate()
     for key, value in CHECKPOINT_DEFAULTS.items():
         if session.conf.get(key, None) is None:
             session.conf.set(key, value)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import random
 import signal
@@ -14,6 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
+
+from fraudstream_detector.parent_death import die_with_parent
 
 T = TypeVar("T")
 
@@ -123,13 +124,6 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: ask Linux to SIGKILL it when its parent dies, even by SIGKILL (no orphans)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    pr_set_pdeathsig = 1
-    libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-
-
 def _killpg(pgid: int) -> Callable[[int], None]:
     return lambda sig: os.killpg(pgid, sig)
 
@@ -167,7 +161,7 @@ class ManagedProcess:
                 env={**os.environ, **(self.env or {})},
                 cwd=self.cwd,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent,
             )
         return self
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from fraudstream_detector.session import GC_OPTIONS, LOCAL_FILE_SYSTEM, ORPHAN_GRACE_MS
+from fraudstream_detector.session import GC_OPTIONS, LOCAL_FILE_SYSTEM
 from fraudstream_localstack.processes import wait_for
 
 pytestmark = pytest.mark.integration
@@ -139,26 +139,31 @@ def _running(pid: int) -> bool:
 
 
 def test_the_jvm_of_a_killed_driver_does_not_outlive_it(tmp_path: Path) -> None:
-    driver = subprocess.Popen(
-        [sys.executable, "-c", _KILLED_DRIVER, str(tmp_path / "checkpoint")],
-        env={**os.environ, "TMPDIR": str(tmp_path)},
-        stdout=subprocess.PIPE,
-        stderr=(tmp_path / "driver.log").open("w"),
-        text=True,
-    )
+    log_path = tmp_path / "driver.log"
+    with log_path.open("w") as log:
+        driver = subprocess.Popen(
+            [sys.executable, "-c", _KILLED_DRIVER, str(tmp_path / "checkpoint")],
+            env={**os.environ, "TMPDIR": str(tmp_path)},
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
     pids: list[int] = []
     try:
         assert driver.stdout is not None
         line = driver.stdout.readline()
-        assert re.fullmatch(r"\d+ \d+\n", line), (tmp_path / "driver.log").read_text()[-3000:]
+        assert re.fullmatch(r"\d+ \d+\n", line), log_path.read_text()[-3000:]
         pids = [int(pid) for pid in line.split()]
         jvm_pid = pids[0]
         assert _running(jvm_pid)
         driver.send_signal(signal.SIGKILL)  # no handler, no finally: the session is left running
         driver.wait(timeout=10)
-        wait_for(lambda: not _running(jvm_pid), ORPHAN_GRACE_MS / 1000 + 30, "the killed driver's JVM to end")
+        wait_for(lambda: not _running(jvm_pid), 30, "the killed driver's JVM to end")
     finally:
         driver.kill()
+        driver.wait(timeout=10)
+        if driver.stdout is not None:
+            driver.stdout.close()
         for pid in pids:
             if _running(pid):
                 os.kill(pid, signal.SIGKILL)
