@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from fraudstream_localstack.node_host import process_info
 from fraudstream_localstack.processes import wait_for
 
 pytestmark = pytest.mark.integration
@@ -24,23 +24,14 @@ time.sleep(300)
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purpose; its reaper (init) collects it.
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-
-
 def test_children_die_when_their_owner_is_killed(tmp_path: Path) -> None:
     owner = subprocess.Popen([sys.executable, "-c", OWNER, str(tmp_path / "sleeper.log")], stdout=subprocess.PIPE)
     try:
         assert owner.stdout is not None
-        child_pid = int(owner.stdout.readline())
-        assert _alive(child_pid)
+        child = process_info(int(owner.stdout.readline()))
+        assert child is not None and child.alive()
         owner.send_signal(signal.SIGKILL)
         owner.wait(timeout=10)
-        wait_for(lambda: not _alive(child_pid), 10, "the orphaned child to die")
+        wait_for(lambda: not child.alive(), 10, "the orphaned child to die")
     finally:
         owner.kill()

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from fraudstream_detector.session import GC_OPTIONS, LOCAL_FILE_SYSTEM
+from fraudstream_localstack.node_host import ProcessInfo, process_info
 from fraudstream_localstack.processes import wait_for
 
 pytestmark = pytest.mark.integration
@@ -131,13 +132,6 @@ time.sleep(600)
 )
 
 
-def _running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie's reaper collects it
-    except FileNotFoundError:
-        return False
-
-
 def test_the_jvm_of_a_killed_driver_does_not_outlive_it(tmp_path: Path) -> None:
     log_path = tmp_path / "driver.log"
     with log_path.open("w") as log:
@@ -148,22 +142,23 @@ def test_the_jvm_of_a_killed_driver_does_not_outlive_it(tmp_path: Path) -> None:
             stderr=log,
             text=True,
         )
-    pids: list[int] = []
+    processes: list[ProcessInfo] = []
     try:
         assert driver.stdout is not None
         line = driver.stdout.readline()
         assert re.fullmatch(r"\d+ \d+\n", line), log_path.read_text()[-3000:]
-        pids = [int(pid) for pid in line.split()]
-        jvm_pid = pids[0]
-        assert _running(jvm_pid)
+        started = [process_info(int(pid)) for pid in line.split()]
+        processes = [info for info in started if info is not None]
+        assert len(processes) == 2 and processes[0].alive(), started
+        jvm = processes[0]
         driver.send_signal(signal.SIGKILL)  # no handler, no finally: the session is left running
         driver.wait(timeout=10)
-        wait_for(lambda: not _running(jvm_pid), 30, "the killed driver's JVM to end")
+        wait_for(lambda: not jvm.alive(), 30, "the killed driver's JVM to end")
     finally:
         driver.kill()
         driver.wait(timeout=10)
         if driver.stdout is not None:
             driver.stdout.close()
-        for pid in pids:
-            if _running(pid):
-                os.kill(pid, signal.SIGKILL)
+        for info in processes:
+            if info.alive():
+                os.kill(info.pid, signal.SIGKILL)
