@@ -159,8 +159,9 @@ final class SumCountWindow implements WindowAggregator {
 
   /** How many events the query of an event at {@code eventTimeMs} behind the newest reads without slices. */
   private long readsBehind(EventLog log, long eventTimeMs) {
-    long after = log.endIndex() - Math.max(front, log.indexAtOrAfter(eventTimeMs + 1));
-    long farEdge = Math.max(0, front - log.indexAtOrAfter(eventTimeMs - spec.windowMs));
+    long firstAfter = log.indexAtOrAfter(eventTimeMs + 1);
+    long after = log.endIndex() - Math.max(front, firstAfter);
+    long farEdge = Math.max(0, Math.min(front, firstAfter) - log.indexAtOrAfter(eventTimeMs - spec.windowMs));
     return after + farEdge;
   }
 }

@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -348,6 +349,23 @@ class WindowAggregatorsTest {
     queryBehind(subject, newest, 300_000, reads);
     long grown = subject.window.heapBytes() - heapBytes;
     assertTrue(grown >= 76 * TimeSlices.SLOTS, "built again, wider: " + grown + " B more"); // a level's slices at least
+  }
+
+  /**
+   * A SUM/COUNT query more than its window behind the newest reads the frontier's members and those of its own window
+   * (the members between are both after it and left the frontier: they cancel out), and builds no slices when those
+   * are few. 600 events 100 ms apart, a 10 s window: a query 55 s behind reads the 101 of the frontier and the 51 of
+   * its window, not the 500 from its window's start to the frontier's, nor a build over the 110 s it reaches back.
+   */
+  @Test
+  void aQueryMoreThanAWindowBehindBuildsNoSlicesForTheEventsItDoesNotRead() {
+    int[] reads = {0};
+    Subject subject = countingReads(WindowSpec.Kind.SUM_COUNT, 10_000, reads);
+    for (int i = 0; i < 600; i++) {
+      subject.add(100L * i, amount(i));
+    }
+    int read = queryBehind(subject, 100L * 599, 55_000, reads);
+    assertTrue(read <= 101 + 52, "read " + read + " events");
   }
 
   @ParameterizedTest
