@@ -54,18 +54,24 @@ class StopSignals:
     """SIGINT and SIGTERM for a foreground supervisor (`make run`, the node's `run`), installed on creation.
 
     Until `started()`, a signal raises KeyboardInterrupt in the main thread, so a start in progress unwinds through
-    its `finally` and stops what it started; after it, a signal ends `wait()`.
+    its `finally` and stops what it started; after it, a signal ends `wait()`. Only the first signal interrupts: one
+    that comes while that unwinding stops things (a second Ctrl-C, `timeout`'s TERM then another) cannot cut it short
+    and leave processes behind. SIGKILL still ends the supervisor at once.
     """
 
     def __init__(self) -> None:
         self._started = threading.Event()
         self._stop = threading.Event()
+        self._interrupted = False
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._on_signal)
 
-    def _on_signal(self, *_: object) -> None:
-        if not self._started.is_set():
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        if not self._started.is_set() and not self._interrupted:
+            self._interrupted = True
             raise KeyboardInterrupt
+        if self._interrupted:
+            print(f"{signal.Signals(signum).name} while stopping: still stopping (SIGKILL ends at once)", flush=True)
         self._stop.set()
 
     def started(self) -> None:

@@ -90,6 +90,22 @@ def restore_signal_handlers() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("restore_signal_handlers")
+def test_only_the_first_signal_interrupts_so_a_second_cannot_cut_the_cleanup_short(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    StopSignals()
+    stopped: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        finally:  # the cleanup of an aborted start, which a second signal reaches part-way
+            os.kill(os.getpid(), signal.SIGINT)
+            stopped.append("everything")
+    assert stopped == ["everything"]
+    assert "SIGINT while stopping: still stopping" in capsys.readouterr().out
+
+
+@pytest.mark.usefixtures("restore_signal_handlers")
 def test_a_signal_aborts_a_start_and_later_ends_the_wait() -> None:
     signals = StopSignals()
     with pytest.raises(KeyboardInterrupt):
