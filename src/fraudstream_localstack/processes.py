@@ -70,8 +70,12 @@ class StopSignals:
         if not self._started.is_set() and not self._interrupted:
             self._interrupted = True
             raise KeyboardInterrupt
-        if self._interrupted:
-            print(f"{signal.Signals(signum).name} while stopping: still stopping (SIGKILL ends at once)", flush=True)
+        if self._stop.is_set() or not self._started.is_set():  # a stop, or an aborted start's cleanup, is under way
+            # os.write, not print: a print here could re-enter one the cleanup is in (RuntimeError) or meet a closed
+            # pipe (BrokenPipeError), and either would cut the cleanup short.
+            with contextlib.suppress(OSError):
+                note = f"{signal.Signals(signum).name} while stopping: still stopping (SIGKILL ends at once)\n"
+                os.write(2, note.encode())
         self._stop.set()
 
     def started(self) -> None:

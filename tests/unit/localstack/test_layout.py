@@ -91,7 +91,7 @@ def restore_signal_handlers() -> Iterator[None]:
 
 @pytest.mark.usefixtures("restore_signal_handlers")
 def test_only_the_first_signal_interrupts_so_a_second_cannot_cut_the_cleanup_short(
-    capsys: pytest.CaptureFixture[str],
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     StopSignals()
     stopped: list[str] = []
@@ -102,11 +102,24 @@ def test_only_the_first_signal_interrupts_so_a_second_cannot_cut_the_cleanup_sho
             os.kill(os.getpid(), signal.SIGINT)
             stopped.append("everything")
     assert stopped == ["everything"]
-    assert "SIGINT while stopping: still stopping" in capsys.readouterr().out
+    assert "SIGINT while stopping: still stopping" in capfd.readouterr().err
 
 
 @pytest.mark.usefixtures("restore_signal_handlers")
-def test_a_signal_aborts_a_start_and_later_ends_the_wait() -> None:
+def test_a_second_signal_while_a_started_supervisor_stops_is_told_and_changes_nothing(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    signals = StopSignals()
+    signals.started()
+    os.kill(os.getpid(), signal.SIGTERM)
+    signals.wait(interval_s=0.01)  # returns: the first signal ends the wait
+    assert "still stopping" not in capfd.readouterr().err
+    os.kill(os.getpid(), signal.SIGINT)  # during the stop that follows
+    assert "SIGINT while stopping: still stopping" in capfd.readouterr().err
+
+
+@pytest.mark.usefixtures("restore_signal_handlers")
+def test_a_signal_aborts_a_start_and_later_ends_the_wait(capfd: pytest.CaptureFixture[str]) -> None:
     signals = StopSignals()
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGTERM)
@@ -120,3 +133,4 @@ def test_a_signal_aborts_a_start_and_later_ends_the_wait() -> None:
 
     signals.wait(tick=tick, interval_s=0.01)
     assert len(ticks) >= 3
+    assert "still stopping" not in capfd.readouterr().err
