@@ -265,10 +265,8 @@ final class ExtremeWindow implements WindowAggregator {
    * than {@link TimeSlices#WORTH_BUILDING} events; null when there are none and reading is cheaper.
    */
   private TimeSlices.Folded slices(EventLog log, long fromMs, long eventTimeMs) {
-    // Twice the reach this query needs, up to the window and twice the lateness (what a query up to twice the
-    // lateness behind needs: so queries deep behind build once); beyond it a query reads the events.
-    long reachMs = Math.min(2 * (maxMs - fromMs), windowMs + 2 * latenessMs);
-    if (slices == null || (!slices.reaches(fromMs) && slices.reachMs() < reachMs)) {
+    long reachMs = TimeSlices.reachFor(maxMs - fromMs, windowMs, latenessMs);
+    if (TimeSlices.outgrown(slices, fromMs, reachMs)) {
       if (log.indexAtOrAfter(eventTimeMs + 1) - log.indexAtOrAfter(fromMs) <= TimeSlices.WORTH_BUILDING) {
         return slices == null ? null : slices.fold(log, fromMs, eventTimeMs);
       }

@@ -114,11 +114,9 @@ final class SumCountWindow implements WindowAggregator {
       return new WindowAggregate(total, count, null);
     }
     long lowMs = maxMs - spec.windowMs;
-    // Slices reach back twice what this query needs, up to the window and twice the lateness, and are built again,
-    // wider, for one that needs more: a build reads the events within its reach, for a long window far fewer than
-    // the window's. Beyond that reach a query reads the events.
-    long reachMs = Math.min(2 * (maxMs - eventTimeMs), spec.windowMs + 2 * spec.latenessMs);
-    if ((slices == null || (!slices.reaches(eventTimeMs + 1) && slices.reachMs() < reachMs))
+    // A build reads the events within its reach (TimeSlices.reachFor), for a long window far fewer than the window's.
+    long reachMs = TimeSlices.reachFor(maxMs - eventTimeMs, spec.windowMs, spec.latenessMs);
+    if (TimeSlices.outgrown(slices, eventTimeMs + 1, reachMs)
         && readsBehind(log, eventTimeMs) > TimeSlices.WORTH_BUILDING) {
       slices = new TimeSlices(log, spec.latenessMs, reachMs, maxMs, spec.valueOf, TimeSlices.SUM);
       leftSlices = new TimeSlices(log, spec.latenessMs, reachMs, lowMs - 1, spec.valueOf, TimeSlices.SUM);

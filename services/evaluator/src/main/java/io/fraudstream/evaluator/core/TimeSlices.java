@@ -86,9 +86,22 @@ final class TimeSlices {
     }
   }
 
-  /** The reach it was built for (its levels reach back at least that far). */
-  long reachMs() {
-    return reachMs;
+  /**
+   * The reach to build slices for, for a query that needs them to reach back {@code neededMs} from the newest member:
+   * twice that, up to the window and twice the lateness (what any query up to twice the lateness behind needs, so that
+   * queries deep behind build once). Beyond it a query reads the events.
+   */
+  static long reachFor(long neededMs, long windowMs, long latenessMs) {
+    return Math.min(2 * neededMs, windowMs + 2 * latenessMs);
+  }
+
+  /**
+   * Whether {@code slices} (null: none yet) are to give way to slices built for {@code reachMs}: there are none, or
+   * they neither reach a range from {@code fromMs} nor were built to reach as far ({@link #reachFor} caps the reach,
+   * so a query beyond the cap reads the events rather than build again).
+   */
+  static boolean outgrown(TimeSlices slices, long fromMs, long reachMs) {
+    return slices == null || (!slices.reaches(fromMs) && slices.reachMs < reachMs);
   }
 
   /**
