@@ -20,6 +20,7 @@ as `make run KAFKA_SECURITY=...`); the measuring consumer then connects as the a
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import shutil
@@ -58,7 +59,8 @@ BENCHMARKS_MD = ROOT / "docs" / "BENCHMARKS.md"
 
 @dataclass(frozen=True)
 class AlertSample:
-    """One alert as the independent consumer saw it; every field is epoch ms.
+    """One alert as the independent consumer saw it: its times in epoch ms, and which rule raised it for which payer
+    (the generator's message key, so the transaction's partition), to tell a late path from a late machine.
 
     The phases of its latency: ingest -> detect (`detected_ms - transaction_ts_ms`: broker, source, evaluation),
     detect -> send (`sent_ms - detected_ms`: the alert's own Kafka CreateTime, set by the detector's producer) and
@@ -69,6 +71,8 @@ class AlertSample:
     transaction_ts_ms: int
     detected_ms: int
     sent_ms: int
+    rule_id: str = ""
+    payer_id: str = ""
 
     @property
     def latency_ms(self) -> float:
@@ -111,7 +115,14 @@ class AlertClock:
                     alert = json.loads(msg.value())
                     sent_ms = msg.timestamp()[1]
                     self.samples.append(
-                        AlertSample(received_ms, int(alert["transactionTimestamp"]), int(alert["detectedAt"]), sent_ms)
+                        AlertSample(
+                            received_ms,
+                            int(alert["transactionTimestamp"]),
+                            int(alert["detectedAt"]),
+                            sent_ms,
+                            str(alert.get("ruleId", "")),
+                            str(alert.get("transaction", {}).get("payerId", "")),
+                        )
                     )
         finally:
             consumer.close()
@@ -408,11 +419,13 @@ def spread(values: list[float]) -> dict[str, float]:
 
 
 def write_samples(path: Path, samples: list[AlertSample]) -> None:
-    """Every measured alert, for timelines: received, transaction timestamp, detected, sent (epoch ms)."""
-    with open(path, "w") as f:
-        f.write("received_ms,transaction_ts_ms,detected_ms,sent_ms\n")
+    """Every measured alert, for timelines: received, transaction timestamp, detected, sent (epoch ms), the rule and
+    the payer (CSV-quoted: both are free text)."""
+    with open(path, "w", newline="") as f:
+        out = csv.writer(f, lineterminator="\n")
+        out.writerow(["received_ms", "transaction_ts_ms", "detected_ms", "sent_ms", "rule_id", "payer_id"])
         for s in samples:
-            f.write(f"{s.received_ms:.1f},{s.transaction_ts_ms},{s.detected_ms},{s.sent_ms}\n")
+            out.writerow([f"{s.received_ms:.1f}", s.transaction_ts_ms, s.detected_ms, s.sent_ms, s.rule_id, s.payer_id])
 
 
 def _security_note(r: dict[str, object]) -> str:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,21 @@ def test_the_machine_column_says_how_fast_and_how_busy_the_machine_was(cpu: obje
 
 def test_the_machine_column_of_a_result_without_a_speed_index_names_the_hardware_only() -> None:
     assert _machine_note({"cpus": "2", "cpu_model": "AMD EPYC", "memory_gib": "24"}, None) == "2 CPU AMD EPYC, 24 GiB"
+
+
+def test_the_samples_file_names_each_alerts_rule_and_payer_and_reads_back_whatever_they_hold(tmp_path: Path) -> None:
+    samples = [
+        run.AlertSample(1_000.5, 700, 760, 790, "velocity-1", "payer-7"),
+        run.AlertSample(2_000.0, 1_700, 1_760, 1_790, 'rule "a", b', "line\nbreak"),
+        run.AlertSample(3_000.0, 2_700, 2_760, 2_790),
+    ]
+    path = tmp_path / "alerts.csv"
+    run.write_samples(path, samples)
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["received_ms"], r["transaction_ts_ms"], r["rule_id"], r["payer_id"]) for r in rows] == [
+        ("1000.5", "700", "velocity-1", "payer-7"),
+        ("2000.0", "1700", 'rule "a", b', "line\nbreak"),
+        ("3000.0", "2700", "", ""),
+    ]
+    assert [(r["detected_ms"], r["sent_ms"]) for r in rows] == [("760", "790"), ("1760", "1790"), ("2760", "2790")]
