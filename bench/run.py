@@ -30,7 +30,7 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -60,7 +60,8 @@ BENCHMARKS_MD = ROOT / "docs" / "BENCHMARKS.md"
 @dataclass(frozen=True)
 class AlertSample:
     """One alert as the independent consumer saw it: its times in epoch ms, and which rule raised it for which payer
-    (the generator's message key, so the transaction's partition), to tell a late path from a late machine.
+    (the transaction's `payerId`, the default profile's message key; empty when it has none, as in flink-demo's), to
+    tell a late path from a late machine.
 
     The phases of its latency: ingest -> detect (`detected_ms - transaction_ts_ms`: broker, source, evaluation),
     detect -> send (`sent_ms - detected_ms`: the alert's own Kafka CreateTime, set by the detector's producer) and
@@ -73,6 +74,22 @@ class AlertSample:
     sent_ms: int
     rule_id: str = ""
     payer_id: str = ""
+
+    @classmethod
+    def of(cls, alert: Mapping[str, Any], received_ms: float, sent_ms: int) -> AlertSample:
+        """The sample of an alert (CONTRACT section 5) received at `received_ms` and sent at `sent_ms`; a rule or a
+        payer that the alert does not hold (or holds as null) is empty."""
+        transaction = alert.get("transaction")
+        payer = transaction.get("payerId") if isinstance(transaction, Mapping) else None
+        rule = alert.get("ruleId")
+        return cls(
+            received_ms,
+            int(alert["transactionTimestamp"]),
+            int(alert["detectedAt"]),
+            sent_ms,
+            "" if rule is None else str(rule),
+            "" if payer is None else str(payer),
+        )
 
     @property
     def latency_ms(self) -> float:
@@ -112,18 +129,7 @@ class AlertClock:
                 msg = consumer.poll(0.05)
                 if msg is not None and msg.error() is None:
                     received_ms = time.time() * 1000
-                    alert = json.loads(msg.value())
-                    sent_ms = msg.timestamp()[1]
-                    self.samples.append(
-                        AlertSample(
-                            received_ms,
-                            int(alert["transactionTimestamp"]),
-                            int(alert["detectedAt"]),
-                            sent_ms,
-                            str(alert.get("ruleId", "")),
-                            str(alert.get("transaction", {}).get("payerId", "")),
-                        )
-                    )
+                    self.samples.append(AlertSample.of(json.loads(msg.value()), received_ms, msg.timestamp()[1]))
         finally:
             consumer.close()
 

@@ -83,3 +83,19 @@ def test_the_samples_file_names_each_alerts_rule_and_payer_and_reads_back_whatev
         ("3000.0", "2700", "", ""),
     ]
     assert [(r["detected_ms"], r["sent_ms"]) for r in rows] == [("760", "790"), ("1760", "1790"), ("2760", "2790")]
+
+
+@pytest.mark.parametrize(
+    ("alert", "rule", "payer"),
+    [({"ruleId": "r1", "transaction": {"payerId": 42}}, "r1", "42"),
+     ({"ruleId": "r1", "transaction": {"payeeId": 7}}, "r1", ""),
+     ({"ruleId": None, "transaction": None}, "", ""),
+     ({"transaction": ["not", "an", "object"]}, "", ""),
+     ({"ruleId": "r1", "transaction": {"payerId": None}}, "r1", "")],
+)  # fmt: skip
+def test_an_alerts_sample_holds_its_rule_and_payer_or_empty_text(
+    alert: dict[str, object], rule: str, payer: str
+) -> None:
+    sample = run.AlertSample.of({**alert, "transactionTimestamp": 700, "detectedAt": 760}, 1_000.0, 790)
+    assert (sample.rule_id, sample.payer_id) == (rule, payer)
+    assert (sample.transaction_ts_ms, sample.detected_ms, sample.sent_ms, sample.latency_ms) == (700, 760, 790, 300.0)
