@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 from confluent_kafka import Consumer, TopicPartition
 
-from bench import machine, rules
+from bench import cpu_by_thread, machine, rules
 from bench.latency import (
     BUDGET_HIGH_MS,
     BUDGET_LOW_MS,
@@ -259,6 +259,12 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     )
     p.add_argument("--output", type=Path, default=RESULTS / "latest.json", help="result JSON; the plot goes next to it")
     p.add_argument(
+        "--cpu-by-thread",
+        action="store_true",
+        help="also record the cores each part of the stack used (the detector's tasks, JIT and GC, the broker, the "
+        "generator...) in 10 s windows from the load's start, read from /proc each second (bench/cpu_by_thread.py)",
+    )
+    p.add_argument(
         "--kafka-security",
         type=KafkaSecurity,
         choices=list(KafkaSecurity),
@@ -298,6 +304,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     )
     topics = target.topics
     clock = AlertClock()
+    threads = cpu_by_thread.Sampler() if args.cpu_by_thread else None
     speed = machine.speed_index()  # before the stack starts, on a machine with nothing of the run's yet
     try:
         print(f"bench: starting {target.label} ({work})", flush=True)
@@ -315,6 +322,8 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
             work / "generator.log",
             env=target.generator_env(),
         ).start()  # fmt: skip
+        if threads:
+            threads.start()
         print(
             f"bench: {args.rate:.0f} tx/s, warm-up {args.warmup_s:.0f}s, measuring {args.duration_s:.0f}s", flush=True
         )
@@ -335,6 +344,8 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         cpu_end = machine.CpuTimes.now()
         tx_end = end_offsets(kafka, topics.transactions)
         generator.stop(grace_s=60)
+        if threads:
+            threads.stop()
         # Alerts for transactions sent in the window may still be on their way: wait a bounded drain.
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not any(s.transaction_ts_ms >= end_ms - 1 for s in clock.samples[-50:]):
@@ -343,6 +354,8 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         hist_end = parse_histogram(metrics_end, "fraud_alert_latency_seconds")
         batches_end = parse_histogram(metrics_end, "fraud_batch_duration_seconds")
     finally:
+        if threads:
+            threads.stop()
         clock.stop()
         target.stop()
     window = sorted((s for s in clock.samples if start_ms <= s.transaction_ts_ms < end_ms), key=lambda s: s.received_ms)
@@ -388,6 +401,8 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     result["detector_agrees"] = agrees(result["detector_p50_ms"], result["p50_ms"], resolution_ms) and agrees(
         result["detector_p99_ms"], result["p99_ms"], resolution_ms
     )
+    if threads:
+        result["cpu_by_thread"] = threads.report()
     result.update(watcher.report(window, start_ms, end_ms))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n")

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from bench import run
+from bench.cpu_by_thread import stat_fields
 from bench.latency import BUDGET_HIGH_MS, percentile
 from fraudstream_detector.checkpoint import log_batches
 from fraudstream_localstack.processes import StopSignals
@@ -468,8 +469,7 @@ def process_group_java(pgid: int, proc: Path = Path("/proc")) -> int | None:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        # Fields after the parenthesised command name: state, ppid, pgrp, ...
-        comm, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        comm, rest = stat_fields(stat)  # rest: state, ppid, pgrp, ...
         if comm == "java" and int(rest[2]) == pgid:
             return int(entry.name)
     return None

@@ -1,8 +1,8 @@
 """make soak's watcher against a real detector process: it finds the Spark JVM, switches its GC log on through jcmd
 (with G1's liveness table after each marking), reads the checkpoint transitions and the state size from the checkpoint
 location, and Spark's phases of each transition from the batches' progress the detector logs (and exports on its
-/metrics). A trickle of transactions keeps Real-time Mode's batches (5 s here) coming: a batch starts only when there
-is input."""
+/metrics); bench.run's `--cpu-by-thread` sampler tells that detector's task threads from the rest of its JVM. A
+trickle of transactions keeps Real-time Mode's batches (5 s here) coming: a batch starts only when there is input."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import run, soak
+from bench import cpu_by_thread, run, soak
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import ensure_contract_topics
 from fraudstream_localstack.processes import wait_for
@@ -29,6 +29,7 @@ def test_the_soak_watches_a_real_detector(kafka_settings: KafkaSettings, unique_
     log = tmp_path / "detector.log"
     detector, url = detector_process(kafka_settings, unique_topics, checkpoint, log, extra_args=args)
     watcher = soak.Soak(sample_interval_s=1)
+    threads = cpu_by_thread.Sampler()
     stop = threading.Event()
 
     def trickle() -> None:
@@ -48,8 +49,10 @@ def test_the_soak_watches_a_real_detector(kafka_settings: KafkaSettings, unique_
 
         wait_for(evaluating, 300, "the detector's first batch", interval_s=1)
         start_ms = time.time() * 1000
+        threads.start()
         watcher.watch(run.Measurement(tmp_path, checkpoint, detector.pid, start_ms, 25))
         end_ms = time.time() * 1000
+        threads.stop()
         batches_exported = sample(url, "fraud_batch_duration_seconds_count")
         # The detector's System.gc() is a concurrent cycle (session.GC_OPTIONS), so it ends with a liveness table.
         assert watcher.gc_log is not None and watcher.gc_log.exists(), watcher.gc_log_error
@@ -71,6 +74,7 @@ def test_the_soak_watches_a_real_detector(kafka_settings: KafkaSettings, unique_
         wait_for(lambda: marked() is not None, 60, "a marking's liveness table and its cleanup", interval_s=0.5)
         marking, cleanup = marked() or pytest.fail("no marking")
     finally:
+        threads.stop()
         stop.set()
         producer.join(30)
         detector.stop()
@@ -84,3 +88,6 @@ def test_the_soak_watches_a_real_detector(kafka_settings: KafkaSettings, unique_
     assert [bool(t["spark_ms"]) for t in report["transitions"][:-1]] == [True] * (len(report["transitions"]) - 1)
     assert report["transitions"][0]["spark_ms"]["commitOffsets"] >= 0
     assert batches_exported >= len(report["transitions"]) - 1
+    # bench.run --cpu-by-thread's sampler, on the same detector: it tells the JVM's threads apart by their names.
+    used = {group: sum(w[group] for w in threads.report()["windows"]) for group in ("detector_jvm", "detector_tasks")}
+    assert 0 < used["detector_tasks"] < used["detector_jvm"], used
