@@ -57,6 +57,7 @@ class Group:
     description: str = ""
 
     def holds(self, use: CpuUse) -> bool:
+        """Whether this group is charged what `use` gains."""
         if use.process != self.process:
             return False
         return use.thread is None if not self.names else use.thread is not None and use.thread.startswith(self.names)
@@ -125,16 +126,25 @@ class Reading:
     uses: Mapping[UseKey, CpuUse]
 
 
+@dataclass(frozen=True)
+class Interval:
+    """The time between two readings: its end (seconds since the load's start), its length, and the ticks charged to
+    each group and to `machine`."""
+
+    end_s: float
+    length_s: float
+    charged: Mapping[str, int]
+
+
 @dataclass
 class Ledger:
-    """Charges each interval between readings to the groups (module docstring); `intervals` holds, per interval, its
-    end (seconds since the load's start), its length and the ticks charged to each group and to `machine`."""
+    """Charges each interval between readings to the groups (module docstring), in `intervals`."""
 
     groups: Mapping[str, Group] = field(default_factory=lambda: GROUPS)
-    intervals: list[tuple[float, float, dict[str, int]]] = field(default_factory=list)
-    _first: Reading | None = None
-    _last: Reading | None = None
-    _ticks: dict[UseKey, int] = field(default_factory=dict)
+    intervals: list[Interval] = field(default_factory=list, init=False)
+    _first: Reading | None = field(default=None, init=False)
+    _last: Reading | None = field(default=None, init=False)
+    _ticks: dict[UseKey, int] = field(default_factory=dict, init=False)
 
     def add(self, reading: Reading) -> None:
         """Charges what happened since the previous reading (nothing for the first, which is the baseline)."""
@@ -151,23 +161,28 @@ class Ledger:
                     charged[name] += use.ticks - before
         if self._last is not None:
             charged["machine"] = reading.busy_ticks - self._last.busy_ticks
-            self.intervals.append((reading.at_s, reading.at_s - self._last.at_s, charged))
+            self.intervals.append(Interval(reading.at_s, reading.at_s - self._last.at_s, charged))
         self._first = self._first or reading
         self._last = reading
 
     def windows(self, window_s: float, ticks_per_s: float) -> list[dict[str, float]]:
         """Cores per group (and `machine`) in consecutive windows of `window_s` from the load's start; an interval
-        belongs to the window its end falls in, and a window's length is the sum of its intervals'."""
-        by_window: dict[int, list[tuple[float, dict[str, int]]]] = {}
-        for end_s, length_s, charged in self.intervals:
-            by_window.setdefault(int(end_s // window_s), []).append((length_s, charged))
+        belongs to the window its end falls in, and a window's length is the sum of its intervals'. A window whose
+        intervals took no time (readings at one instant) has no cores to give and is left out."""
+        if window_s <= 0:
+            raise ValueError(f"a window must last some time, got {window_s} s")
+        by_window: dict[int, list[Interval]] = {}
+        for interval in self.intervals:
+            by_window.setdefault(int(interval.end_s // window_s), []).append(interval)
         rows = []
         for index in sorted(by_window):
             parts = by_window[index]
-            seconds = sum(length for length, _ in parts)
+            seconds = sum(part.length_s for part in parts)
+            if seconds <= 0:
+                continue
             row: dict[str, float] = {"from_s": index * window_s, "to_s": (index + 1) * window_s}
             for name in [*self.groups, "machine"]:
-                row[name] = round(sum(c.get(name, 0) for _, c in parts) / ticks_per_s / seconds, 3)
+                row[name] = round(sum(part.charged.get(name, 0) for part in parts) / ticks_per_s / seconds, 3)
             rows.append(row)
         return rows
 
@@ -185,28 +200,31 @@ def _text(path: str) -> str:
 class ProcReader:
     """Reads every process's CPU use from /proc, and that of each thread of the processes whose kind is in `threaded`
     (the only ones a thread group needs, which keeps a reading cheap); processes and threads that end while it reads
-    are left out. A process's kind is read from its command line once."""
+    are left out. A process's kind is read from its command line when it is first seen, and again when its name
+    changes (an exec: spark-submit is a shell script that execs Java)."""
 
     def __init__(self, proc: Path = PROC, threaded: frozenset[str] = THREADED) -> None:
         self._proc, self._threaded = str(proc), threaded
-        self._kinds: dict[tuple[int, int], str] = {}
+        self._kinds: dict[tuple[int, int, str], str] = {}
 
     def __call__(self) -> dict[UseKey, CpuUse]:
         uses: dict[UseKey, CpuUse] = {}
-        kinds: dict[tuple[int, int], str] = {}
+        kinds: dict[tuple[int, int, str], str] = {}
         for pid in os.listdir(self._proc):
             if not pid.isdigit():
                 continue
             base = f"{self._proc}/{pid}"
             try:
-                whole = CpuUse.parse("", _text(f"{base}/stat"), thread=False)
-                kind = self._kinds.get((int(pid), whole.started))
+                stat = _text(f"{base}/stat")
+                whole = CpuUse.parse("", stat, thread=False)
+                known = (int(pid), whole.started, stat_fields(stat)[0])
+                kind = self._kinds.get(known)
                 if kind is None:
                     kind = process_kind(_text(f"{base}/cmdline").replace("\0", " "))
                 tids = os.listdir(f"{base}/task") if kind in self._threaded else []
             except (OSError, ValueError, IndexError):
                 continue
-            kinds[(int(pid), whole.started)] = kind
+            kinds[known] = kind
             uses[(int(pid), whole.started, False)] = replace(whole, process=kind)
             for tid in tids:
                 try:
@@ -219,12 +237,14 @@ class ProcReader:
 
 
 def uptime_ticks(proc: Path = PROC) -> int:
+    """How long the machine has been up, in clock ticks (the unit of a process's start in /proc)."""
     return int(float((proc / "uptime").read_text().split()[0]) * CLOCK_TICKS_PER_S)
 
 
 class Sampler:
-    """Reads every thread each `interval_s` on a thread of its own from `start` to `stop`; `report` gives the
-    windows. Its own reads are charged to `other`, with this benchmark."""
+    """Reads /proc (`ProcReader`) each `interval_s` on a thread of its own from `start` to `stop`; `report` gives the
+    windows. Its own reads are charged to `other`, with this benchmark. A reading that fails is skipped (the next
+    one charges its time) and counted in the report, with the last error, rather than ending the sampling."""
 
     def __init__(
         self,
@@ -237,6 +257,7 @@ class Sampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="cpu-by-thread", daemon=True)
         self._start_s = 0.0
+        self._failed, self._last_error = 0, ""
 
     def start(self) -> Sampler:
         self._start_s = self._clock()
@@ -252,7 +273,10 @@ class Sampler:
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval_s):
-            self.sample()
+            try:
+                self.sample()
+            except Exception as exc:  # any failure of one reading: reported, and the next one may succeed
+                self._failed, self._last_error = self._failed + 1, f"{type(exc).__name__}: {exc}"
 
     def stop(self) -> None:
         self._stop.set()
@@ -260,11 +284,15 @@ class Sampler:
             self._thread.join()
 
     def report(self, window_s: float = WINDOW_S) -> dict[str, Any]:
-        """The result JSON's `cpu_by_thread`: how it was measured, what each group holds, and the windows."""
+        """The result JSON's `cpu_by_thread`: how it was measured, what each group holds, the windows, and how many
+        readings failed (with the last one's error)."""
         return {
-            "sampler": f"/proc/<pid>/task/<tid>/stat every {self._interval_s:g} s (bench/cpu_by_thread.py); "
-            f"cores per {window_s:g} s window from the load's start; ends of threads undercount their windows",
+            "sampler": f"/proc/<pid>/stat of every process and /proc/<pid>/task/<tid>/stat of the JVMs' threads every "
+            f"{self._interval_s:g} s (bench/cpu_by_thread.py); cores per {window_s:g} s window from the load's start; "
+            "threads that end undercount their thread groups' windows",
             "groups": {name: group.description for name, group in self._ledger.groups.items()}
             | {"machine": "busy time of all CPUs (/proc/stat), the kernel's included"},
             "windows": self._ledger.windows(window_s, CLOCK_TICKS_PER_S),
+            "failed_readings": self._failed,
+            "last_error": self._last_error or None,
         }

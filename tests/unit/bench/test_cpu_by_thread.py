@@ -79,8 +79,9 @@ def test_the_first_reading_is_the_baseline_and_the_next_charges_each_gain_to_its
             (40, 0): thread("generator", "python3", 9),
         })
     )  # fmt: skip
-    [(end_s, length_s, charged)] = ledger.intervals
-    assert (end_s, length_s) == (1.0, 1.0)
+    [interval] = ledger.intervals
+    charged = interval.charged
+    assert (interval.end_s, interval.length_s) == (1.0, 1.0)
     assert charged["detector_jvm"] == 100 and charged["detector_tasks"] == 60 and charged["detector_jit"] == 20
     assert charged["broker_jvm"] == 15 and charged["broker_jit"] == 10 and charged["other"] == 1
     assert charged["generator"] == 0 and charged["detector_gc"] == 0 and charged["machine"] == 180
@@ -89,10 +90,13 @@ def test_the_first_reading_is_the_baseline_and_the_next_charges_each_gain_to_its
 def test_a_process_s_main_thread_and_the_process_are_told_apart_though_they_share_an_id() -> None:
     ledger = Ledger()
     ledger.add(reading(0.0, 0, {(7, 0): whole("broker_jvm", 100)}))
-    ledger.add(
-        Reading(1.0, 0, 0, {(7, 0, False): whole("broker_jvm", 130), (7, 0, True): thread("broker_jvm", "java", 9)})
-    )
-    assert ledger.intervals[0][2]["broker_jvm"] == 30
+    for at_s, process_ticks, thread_ticks in ((1.0, 130, 9), (2.0, 160, 12)):
+        uses = {
+            (7, 0, False): whole("broker_jvm", process_ticks),
+            (7, 0, True): thread("broker_jvm", "java", thread_ticks),
+        }
+        ledger.add(Reading(at_s, 0, 0, uses))
+    assert [i.charged["broker_jvm"] for i in ledger.intervals] == [30, 30]
 
 
 def test_a_thread_missed_by_one_reading_is_charged_its_gain_since_it_was_last_read_not_its_lifetime() -> None:
@@ -100,7 +104,7 @@ def test_a_thread_missed_by_one_reading_is_charged_its_gain_since_it_was_last_re
     ledger.add(reading(0.0, 0, {(1, 0): thread("detector_jvm", "Executor task l", 10_000)}))
     ledger.add(reading(1.0, 0, {}))  # the process could not be read this time
     ledger.add(reading(2.0, 0, {(1, 0): thread("detector_jvm", "Executor task l", 10_150)}))
-    assert [c["detector_tasks"] for _, _, c in ledger.intervals] == [0, 150]
+    assert [i.charged["detector_tasks"] for i in ledger.intervals] == [0, 150]
 
 
 def test_a_process_that_started_after_the_first_reading_is_charged_all_its_time_one_from_before_none() -> None:
@@ -113,14 +117,14 @@ def test_a_process_that_started_after_the_first_reading_is_charged_all_its_time_
         }, uptime=1_100)
     )  # fmt: skip
     ledger.add(reading(2.0, 0, {(2, 900): whole("broker_jvm", 70_030, started=900)}, uptime=1_200))
-    assert [(c["generator"], c["broker_jvm"]) for _, _, c in ledger.intervals] == [(40, 0), (0, 30)]
+    assert [(i.charged["generator"], i.charged["broker_jvm"]) for i in ledger.intervals] == [(40, 0), (0, 30)]
 
 
 def test_a_reused_tid_with_a_new_start_is_another_thread() -> None:
     ledger = Ledger()
     ledger.add(reading(0.0, 0, {(5, 100): thread("detector_jvm", "Executor task l", 900, started=100)}, uptime=200))
     ledger.add(reading(1.0, 0, {(5, 250): thread("detector_jvm", "Executor task l", 12, started=250)}, uptime=300))
-    assert ledger.intervals[0][2]["detector_tasks"] == 12
+    assert ledger.intervals[0].charged["detector_tasks"] == 12
 
 
 def test_windows_hold_the_intervals_that_end_in_them_and_divide_by_their_length() -> None:
@@ -131,6 +135,15 @@ def test_windows_hold_the_intervals_that_end_in_them_and_divide_by_their_length(
     first, second = ledger.windows(window_s=10.0, ticks_per_s=100)
     assert (first["from_s"], first["to_s"], first["generator"], first["machine"]) == (0.0, 10.0, 0.333, 0.667)
     assert (second["from_s"], second["generator"], second["machine"]) == (10.0, 1.0, 2.0)
+
+
+def test_a_window_whose_readings_took_no_time_is_left_out_and_a_window_must_last() -> None:
+    ledger = Ledger()
+    for _ in range(2):
+        ledger.add(reading(0.0, 0, {(1, 0): whole("generator", 0)}))
+    assert ledger.windows(window_s=10.0, ticks_per_s=100) == []
+    with pytest.raises(ValueError, match="must last"):
+        ledger.windows(window_s=0, ticks_per_s=100)
 
 
 def fake_process(proc: Path, pid: int, cmdline: str, threads: dict[int, str], ticks: int = 10) -> None:
@@ -157,8 +170,12 @@ def test_the_reader_reads_every_process_and_the_threads_only_of_the_processes_a_
         (11, 111, True): CpuUse("broker_jvm", "C2 CompilerThre", 111, 1),
         (20, 120, False): CpuUse("generator", None, 120, 10),
     }
-    (tmp_path / "10" / "cmdline").write_bytes(b"changed")  # a process's kind is read once, when first seen
+    (tmp_path / "10" / "cmdline").write_bytes(b"changed")  # a process's kind is read once, when first seen...
     assert read()[(10, 110, False)].process == "broker_jvm"
+    # ...and again after an exec, which keeps the pid and start and changes the name: a shell that became Spark's JVM.
+    (tmp_path / "20" / "stat").write_text(stat_line(20, "java", 10, 0, started=120))
+    (tmp_path / "20" / "cmdline").write_bytes(b"java\0org.apache.spark.deploy.SparkSubmit")
+    assert read()[(20, 120, False)].process == "detector_jvm"
 
 
 def test_the_reader_reads_this_process_and_its_threads_cpu_from_proc() -> None:
@@ -190,4 +207,30 @@ def test_the_sampler_reports_its_windows_and_what_each_group_holds() -> None:
     assert "broker_jit" in report["groups"] and "machine" in report["groups"]
     [window] = report["windows"]
     assert (window["from_s"], window["broker_jvm"], window["broker_jit"]) == (0.0, 0.5, 0.0)
-    assert window["machine"] >= 0
+    assert window["machine"] >= 0 and report["failed_readings"] == 0 and report["last_error"] is None
+
+
+def test_the_sampler_reads_on_its_own_thread_and_reports_a_failed_reading_without_stopping() -> None:
+    calls = [0]
+
+    def read() -> dict[UseKey, CpuUse]:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise OSError("a /proc read failed")
+        return {(1, 0, False): whole("generator", calls[0])}
+
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 1.0
+        return now[0]
+
+    sampler = Sampler(interval_s=0.001, read=read, clock=clock).start()
+    deadline = time.monotonic() + 30
+    while calls[0] < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)  # polls the sampler's progress, with a deadline
+    sampler.stop()
+    assert calls[0] >= 5  # it read on after the failure
+    report = sampler.report(window_s=1000)
+    assert report["failed_readings"] == 1 and report["last_error"] == "OSError: a /proc read failed"
+    assert report["windows"][0]["generator"] > 0
