@@ -154,7 +154,7 @@ class Ledger:
             if before is None and self._first is not None and use.started >= self._first.uptime_ticks:
                 before = 0
             self._ticks[key] = use.ticks
-            if before is None or self._last is None:
+            if before is None:  # the first reading, or a use from before it read for the first time
                 continue
             for name, group in self.groups.items():
                 if group.holds(use):
@@ -215,9 +215,8 @@ class ProcReader:
                 continue
             base = f"{self._proc}/{pid}"
             try:
-                stat = _text(f"{base}/stat")
-                whole = CpuUse.parse("", stat, thread=False)
-                known = (int(pid), whole.started, stat_fields(stat)[0])
+                named = CpuUse.parse("", _text(f"{base}/stat"), thread=True)  # as a thread, to keep its name
+                known = (int(pid), named.started, named.thread or "")
                 kind = self._kinds.get(known)
                 if kind is None:
                     kind = process_kind(_text(f"{base}/cmdline").replace("\0", " "))
@@ -225,7 +224,7 @@ class ProcReader:
             except (OSError, ValueError, IndexError):
                 continue
             kinds[known] = kind
-            uses[(int(pid), whole.started, False)] = replace(whole, process=kind)
+            uses[(int(pid), named.started, False)] = replace(named, process=kind, thread=None)
             for tid in tids:
                 try:
                     one = CpuUse.parse(kind, _text(f"{base}/task/{tid}/stat"), thread=True)
