@@ -133,14 +133,9 @@ public final class Engine {
   }
 
   /**
-   * Whether a group idle since {@code maxEventTimeMs} is past its horizon (widest ACTIVE window + lateness) on the
-   * sweep clock; a group whose key group has no rule is always expired.
+   * Whether a group of {@code keyGroup} idle since {@code maxEventTimeMs} is past its horizon (widest ACTIVE window +
+   * lateness) on the sweep clock; a group whose key group has no rule is always expired.
    */
-  public boolean groupExpired(String groupKey, Long maxEventTimeMs) {
-    return groupExpired(GroupKeys.keyGroupOf(groupKey), maxEventTimeMs);
-  }
-
-  /** {@link #groupExpired(String, Long)} for a group of {@code keyGroup}. */
   public boolean groupExpired(List<String> keyGroup, Long maxEventTimeMs) {
     if (!plans.containsKey(keyGroup)) {
       return true;

@@ -1,10 +1,10 @@
 package io.fraudstream.evaluator.spark;
 
 import io.fraudstream.evaluator.core.Engine;
-import io.fraudstream.evaluator.core.GroupKeys;
 import io.fraudstream.evaluator.core.GroupRows;
 import io.fraudstream.evaluator.core.GroupStore;
 import io.fraudstream.evaluator.core.GroupWindow;
+import io.fraudstream.evaluator.core.KeyGroupTable;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -70,6 +70,8 @@ final class BucketState {
   private final LinkedHashMap<String, Cached> windows = new LinkedHashMap<>(1024, 0.75f, true);
   private long cachedBytes;
   private final CacheAdmission admission;
+  /** The key groups of the store's group keys, found by the sweep's walk without parsing each key. */
+  private final KeyGroupTable<List<String>> sweptKeyGroups = new KeyGroupTable<>(256, keyGroup -> keyGroup);
 
   /**
    * What one call's reads of group windows found (in the cache; read back from the store, from its events or resumed
@@ -361,7 +363,7 @@ final class BucketState {
         walk.read++;
         Tuple2<String, byte[]> entry = walk.heads.next();
         Long newestMs = GroupRows.maxEventTimeMs(entry._2());
-        List<String> keyGroup = GroupKeys.keyGroupOf(entry._1());
+        List<String> keyGroup = sweptKeyGroups.get(entry._1());
         if (!engine.groupExpired(keyGroup, newestMs)) {
           walk.floorsMs.merge(keyGroup, newestMs, Math::min);
           continue;

@@ -1,8 +1,7 @@
 package io.fraudstream.evaluator.spark;
 
 import io.fraudstream.evaluator.core.GroupKeys;
-import java.util.ArrayList;
-import java.util.List;
+import io.fraudstream.evaluator.core.KeyGroupTable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +45,8 @@ final class CacheAdmission {
   }
 
   private final String bucket;
-  private final List<Observed> observed = new ArrayList<>();
+  private final KeyGroupTable<Observed> observed =
+      new KeyGroupTable<>(MAX_KEY_GROUPS, keyGroup -> new Observed(GroupKeys.keyPrefix(keyGroup)));
 
   /** {@code bucket} names the bucket in the log line of a changed decision. */
   CacheAdmission(String bucket) {
@@ -58,7 +58,7 @@ final class CacheAdmission {
    * new group of its key group may stay cached after its call.
    */
   boolean read(String groupKey, boolean existed) {
-    Observed keyGroup = observedOf(groupKey);
+    Observed keyGroup = observed.get(groupKey);
     keyGroup.reads++;
     if (existed) {
       keyGroup.recurring++;
@@ -84,25 +84,9 @@ final class CacheAdmission {
   /** How many key groups' new groups are dropped after their call now. */
   int droppingKeyGroups() {
     int dropping = 0;
-    for (Observed keyGroup : observed) {
+    for (Observed keyGroup : observed.values()) {
       dropping += keyGroup.keepsNew ? 0 : 1;
     }
     return dropping;
-  }
-
-  private Observed observedOf(String groupKey) {
-    // Prefixes end with the names' closing bracket, so no prefix starts another key group's keys.
-    for (int i = 0; i < observed.size(); i++) { // indexed: no iterator per read
-      Observed keyGroup = observed.get(i);
-      if (groupKey.startsWith(keyGroup.prefix)) {
-        return keyGroup;
-      }
-    }
-    if (observed.size() >= MAX_KEY_GROUPS) {
-      observed.clear();
-    }
-    Observed keyGroup = new Observed(GroupKeys.keyPrefix(GroupKeys.keyGroupOf(groupKey)));
-    observed.add(keyGroup);
-    return keyGroup;
   }
 }
