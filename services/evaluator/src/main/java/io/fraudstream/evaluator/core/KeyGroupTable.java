@@ -7,14 +7,16 @@ import java.util.function.Function;
 /**
  * One value per key group, found from any of its group keys.
  *
- * <p>Contract: {@link #get} answers the value of the group key's key group ({@link GroupKeys#keyGroupOf}), made by
- * the table's factory the first time that key group is seen. A table that has seen {@code capacity} key groups and
- * meets another forgets them all first (rule churn), so a value can be made again for a key group seen before.
+ * <p>Contract: for a group key as {@link GroupKeys#groupKey} writes it, {@link #get} answers the value of its key
+ * group ({@link GroupKeys#keyGroupOf}), made by the table's factory the first time that key group is seen. A table
+ * that has seen {@code capacity} key groups and meets another forgets them all first (rule churn), so a value can be
+ * made again for a key group seen before; beyond {@code capacity} key groups in use, keys are parsed again and
+ * again. Not thread-safe.
  *
  * <p>Why: a key is matched against the key groups already seen by its prefix ({@link GroupKeys#keyPrefix}), which
- * is exact, since a key group's names are one JSON value and no JSON value is a proper prefix of another; only a
- * key group's first key is parsed. Paths that meet every group key (the cache's reads, the sweep's walk over every
- * group in the store) found a key's key group by parsing the key as JSON.
+ * is exact, since a key group's names are one JSON array and no JSON array is a proper prefix of another; only a
+ * key group's first key is parsed. The sweep's walk over every group in the store parsed each key as JSON to find
+ * its key group; the cache's admission matched prefixes already, and both share this table now.
  */
 public final class KeyGroupTable<V> {
   private record Entry<V>(String prefix, V value) {}

@@ -50,6 +50,9 @@ final class BucketState {
    */
   static final long DEFAULT_CACHE_BYTES = Runtime.getRuntime().maxMemory() / 4;
 
+  /** The key groups the sweep tells apart by prefix before it starts over (rule churn; see {@link KeyGroupTable}). */
+  private static final int SWEPT_KEY_GROUPS = 256;
+
   private static final Map<String, BucketState> CACHES = new ConcurrentHashMap<>();
   private static final Logger LOG = LoggerFactory.getLogger(BucketState.class);
 
@@ -71,7 +74,7 @@ final class BucketState {
   private long cachedBytes;
   private final CacheAdmission admission;
   /** The key groups of the store's group keys, found by the sweep's walk without parsing each key. */
-  private final KeyGroupTable<List<String>> sweptKeyGroups = new KeyGroupTable<>(256, keyGroup -> keyGroup);
+  private final KeyGroupTable<List<String>> sweptKeyGroups = new KeyGroupTable<>(SWEPT_KEY_GROUPS, List::copyOf);
 
   /**
    * What one call's reads of group windows found (in the cache; read back from the store, from its events or resumed

@@ -18,7 +18,9 @@ import org.junit.jupiter.api.Test;
 /** KeyGroupTable: a group key's key group found by prefix is the one its JSON names. */
 class KeyGroupTableTest {
   /** Name fragments that make names prefixes of one another and need escaping. */
-  private static final String[] NAME_PARTS = {"a", "b", "ab", "\"", "\\", ",", "]", "[", "\u00e9", " ", "\u0001"};
+  private static final String[] NAME_PARTS = {
+    "a", "b", "ab", "\"", "\\", ",", "]", "[", "\u00e9", " ", "\u0001", "\ud83d\ude00", "\ud800"
+  };
 
   private static String randomName(Random random) {
     StringBuilder name = new StringBuilder();
@@ -135,6 +137,13 @@ class KeyGroupTableTest {
     assertEquals(List.of(List.of("c")), table.values(), "the third key group made the table forget");
     assertEquals(List.of("a"), table.get(a));
     assertEquals(List.of(List.of("a"), List.of("b"), List.of("c"), List.of("a")), made);
+  }
+
+  @Test
+  void aStringStartingWithAKnownPrefixIsAnsweredWithoutParsing() {
+    KeyGroupTable<List<String>> table = new KeyGroupTable<>(256, keyGroup -> keyGroup);
+    table.get(GroupKeys.groupKey(List.of("a"), Map.of("a", "1")));
+    assertEquals(List.of("a"), table.get("[[\"a\"],not json"), "the contract holds for group keys only");
   }
 
   @Test
