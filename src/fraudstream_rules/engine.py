@@ -369,14 +369,13 @@ class Engine:
         """The sweep clock (`SweepClock`): the median event time of the last transactions evaluated."""
         return self._clock.now_ms
 
-    def group_expired(self, group_key: str, max_event_time_ms: int | None) -> bool:
-        """Whether a group idle since `max_event_time_ms` is past its horizon on the sweep clock.
+    def group_expired(self, key_group: KeyGroup, max_event_time_ms: int | None) -> bool:
+        """Whether a group of `key_group` idle since `max_event_time_ms` is past its horizon on the sweep clock.
 
         Such a group holds nothing a transaction near the clock could see: its newest event is older than the
         clock minus the key group's horizon (widest ACTIVE window + lateness). A group whose key group has no rule
         is always expired.
         """
-        key_group: KeyGroup = tuple(json.loads(group_key)[0])
         if key_group not in self._plans:
             return True
         now_ms = self._clock.now_ms
