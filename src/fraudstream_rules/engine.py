@@ -370,11 +370,13 @@ class Engine:
         return self._clock.now_ms
 
     def group_expired(self, key_group: KeyGroup, max_event_time_ms: int | None) -> bool:
-        """Whether a group of `key_group` idle since `max_event_time_ms` is past its horizon on the sweep clock.
+        """Whether a group of `key_group` (the key group's field names, not a group key) idle since
+        `max_event_time_ms` is past its horizon on the sweep clock.
 
         Such a group holds nothing a transaction near the clock could see: its newest event is older than the
-        clock minus the key group's horizon (widest ACTIVE window + lateness). A group whose key group has no rule
-        is always expired.
+        clock minus the key group's horizon (widest ACTIVE window + lateness). A group whose key group has no rule,
+        or that has no event (`max_event_time_ms` None), is always expired; before the clock has a time (no
+        transaction evaluated yet), no other group is.
         """
         if key_group not in self._plans:
             return True

@@ -14,6 +14,7 @@ from fraudstream_rules.engine import (
     Engine,
     GroupWindow,
     InMemoryGroupStore,
+    KeyGroup,
     Outcome,
     SkippedRule,
     SweepClock,
@@ -28,6 +29,7 @@ D = Decimal
 T0 = 1_700_000_000_000
 MINUTE = 60_000
 PAYER_P1 = '[["payerId"],["p1"]]'
+PAYER: KeyGroup = ("payerId",)
 
 
 @pytest.mark.parametrize(
@@ -492,19 +494,26 @@ def test_idle_groups_expire_after_their_horizon_on_the_sweep_clock() -> None:
     h.tx(10_000, ingest_ts_ms=10_000, payerId="idle")
     for offset in range(SweepClock.SAMPLES):
         h.tx(70_000, ingest_ts_ms=70_000 + offset, payerId="busy")
-    payer = ("payerId",)
     assert h.detector.clock_ms == 70_000
-    assert not h.detector.group_expired(payer, 10_000)  # the idle group: 10 000 >= 70 000 - 61 000
+    assert not h.detector.group_expired(PAYER, 10_000)  # the idle group: 10 000 >= 70 000 - 61 000
     for offset in range(SweepClock.SAMPLES):
         h.tx(71_001, ingest_ts_ms=71_001 + offset, payerId="busy")
-    assert h.detector.group_expired(payer, 10_000)  # 10 000 < 71 001 - 61 000
-    assert not h.detector.group_expired(payer, 71_001)  # the busy group
-    assert h.detector.group_expired(payer, None), "a group with no event"
+    assert h.detector.group_expired(PAYER, 10_000)  # 10 000 < 71 001 - 61 000
+    assert not h.detector.group_expired(PAYER, 71_001)  # the busy group
+    assert h.detector.group_expired(PAYER, None), "a group with no event"
     assert h.detector.group_expired(("payeeId",), 71_001), "a key group no rule has"
     restored = Engine.from_bytes(h.detector.to_bytes())
-    assert restored.clock_ms == 71_001 and restored.group_expired(payer, 10_000)
+    assert restored.clock_ms == 71_001 and restored.group_expired(PAYER, 10_000)
     h.rule(None)
-    assert h.detector.group_expired(payer, 71_001), "no rule left for the key group"
+    assert h.detector.group_expired(PAYER, 71_001), "no rule left for the key group"
+
+
+def test_before_the_sweep_clock_has_a_time_only_groups_without_events_expire() -> None:
+    h = Harness(lateness_ms=1_000)
+    h.rule(_count_rule())
+    assert h.detector.clock_ms is None
+    assert not h.detector.group_expired(PAYER, 0)
+    assert h.detector.group_expired(PAYER, None)
 
 
 @pytest.mark.parametrize("outlier_ms", [10**15, 0])
@@ -516,7 +525,7 @@ def test_one_outlier_does_not_move_the_sweep_clock(outlier_ms: int) -> None:
     before = h.detector.clock_ms
     h.tx(outlier_ms, ingest_ts_ms=outlier_ms, payerId="outlier")  # a far-future ingestion timestamp gets it past
     assert h.detector.clock_ms is not None and abs(h.detector.clock_ms - (before or 0)) <= 1
-    assert not h.detector.group_expired(("payerId",), T0 + SweepClock.SAMPLES)
+    assert not h.detector.group_expired(PAYER, T0 + SweepClock.SAMPLES)
 
 
 def test_the_sweep_clock_is_the_lower_median_of_the_recent_event_times() -> None:

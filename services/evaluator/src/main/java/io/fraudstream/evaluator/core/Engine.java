@@ -134,7 +134,8 @@ public final class Engine {
 
   /**
    * Whether a group of {@code keyGroup} idle since {@code maxEventTimeMs} is past its horizon (widest ACTIVE window +
-   * lateness) on the sweep clock; a group whose key group has no rule is always expired.
+   * lateness) on the sweep clock. A group whose key group has no rule, or that has no event ({@code maxEventTimeMs}
+   * null), is always expired; before the clock has a time (no transaction evaluated yet), no other group is.
    */
   public boolean groupExpired(List<String> keyGroup, Long maxEventTimeMs) {
     if (!plans.containsKey(keyGroup)) {
