@@ -1,5 +1,5 @@
 """What a benchmark result says about the machine it ran on: its hardware, how fast one of its cores runs a fixed
-piece of Python, and how busy its CPUs were while the run measured.
+piece of Python, how busy its CPUs were while the run measured, and whether the machine was paused meanwhile.
 
 The latency of the whole stack on one machine depends on the machine as much as on the code: the same commit gave
 `tests/unit` times of 68 s and of 135-164 s on machines that /proc/cpuinfo names alike (docs/BENCHMARKS.md). These
@@ -85,3 +85,23 @@ def cpu_shares(before: CpuTimes, after: CpuTimes) -> dict[str, float | None]:
     if total <= 0:
         return {"busy_pct": None, "steal_pct": None}
     return {"busy_pct": round(100 * busy / total, 1), "steal_pct": round(100 * steal / total, 1)}
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """The wall clock and the monotonic clock, read together (seconds)."""
+
+    wall_s: float
+    monotonic_s: float
+
+    @classmethod
+    def now(cls) -> Clocks:
+        return cls(time.time(), time.monotonic())
+
+
+def paused_s(before: Clocks, after: Clocks) -> float:
+    """How far the wall clock moved beyond the monotonic clock between two readings, in seconds to the millisecond:
+    the time the machine was paused (a suspend, or a VM snapshot as on this project's VMs, which the monotonic clock
+    does not count), or a step of the wall clock. About 0 when neither happened; negative if the wall clock was set
+    back."""
+    return round((after.wall_s - before.wall_s) - (after.monotonic_s - before.monotonic_s), 3)

@@ -55,6 +55,9 @@ from fraudstream_localstack.processes import ManagedProcess, StopSignals
 
 RESULTS = ROOT / "bench" / "results"
 BENCHMARKS_MD = ROOT / "docs" / "BENCHMARKS.md"
+# A pause of the machine this long within the window is named in the table and on the console: a VM snapshot paused
+# a run for ~30 s on 2026-12-07 (docs/BENCHMARKS.md), which the latencies alone showed as a hole and a stall.
+PAUSE_NOTED_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -331,6 +334,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         time.sleep(args.warmup_s)  # the load itself sets the pace here; nothing is being waited for
         start_ms = time.time() * 1000
         cpu_start = machine.CpuTimes.now()
+        clocks_start = machine.Clocks.now()
         tx_start = end_offsets(kafka, topics.transactions)
         metrics_start = scrape(det_urls)  # one scrape: both histograms describe the same instant
         hist_start = parse_histogram(metrics_start, "fraud_alert_latency_seconds")
@@ -342,6 +346,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         )
         end_ms = time.time() * 1000
         cpu_end = machine.CpuTimes.now()
+        clocks_end = machine.Clocks.now()
         tx_end = end_offsets(kafka, topics.transactions)
         generator.stop(grace_s=60)
         if threads:
@@ -394,6 +399,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         "label": args.label,
         "machine": {**machine.hardware(), "speed_index": speed},
         "cpu_during_window": machine.cpu_shares(cpu_start, cpu_end),
+        "paused_s": machine.paused_s(clocks_start, clocks_end),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     result["budget_met"] = bool(latencies) and result["p99_ms"] <= BUDGET_HIGH_MS and result["p50_ms"] <= BUDGET_LOW_MS
@@ -409,6 +415,9 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     watcher.plot(args.output.with_suffix(".png"), result, measured, start_ms)
     append_markdown(result)
     print(json.dumps(result, indent=2))
+    if abs(result["paused_s"]) >= PAUSE_NOTED_S:
+        print(f"bench: the wall clock ran {result['paused_s']} s ahead of the monotonic clock over the window: the "
+              "machine was paused (or its clock stepped); the figures include it", flush=True)  # fmt: skip
     if not args.keep_data:
         remove_stored_data(target.stored_data())
     return 0
@@ -460,14 +469,17 @@ def _security_note(r: dict[str, object]) -> str:
     return " ".join(notes + ([] if security == "plaintext" else [f"[Kafka {security}]"]))
 
 
-def _machine_note(m: dict[str, object], cpu: object) -> str:
+def _machine_note(m: dict[str, object], cpu: object, paused: object = None) -> str:
     """The table's machine column: CPUs, model and memory, then (in runs since they were recorded) the machine's
-    speed index and how busy its CPUs were over the window, with any share the hypervisor stole."""
+    speed index and how busy its CPUs were over the window, with any share the hypervisor stole, and a pause of
+    the machine within the window of at least PAUSE_NOTED_S (`machine.paused_s`)."""
     note = f"{m['cpus']} CPU {m['cpu_model']}, {m['memory_gib']} GiB"
     if m.get("speed_index") is not None:
         note += f", speed {m['speed_index']}"
     if isinstance(cpu, dict) and cpu.get("busy_pct") is not None:
         note += f", {cpu['busy_pct']}% busy" + (f" ({cpu['steal_pct']}% stolen)" if cpu.get("steal_pct") else "")
+    if isinstance(paused, (int, float)) and abs(paused) >= PAUSE_NOTED_S:
+        note += f", **paused {paused} s**"
     return note
 
 
@@ -486,7 +498,8 @@ def append_markdown(r: dict[str, object]) -> None:
     row = (
         f"| {r['finished_at']} | {label} | {r['rate_tps']} | {r['achieved_tps']} | {r['rules']} "
         f"| {r['payers']} | {r['alerts']} | {r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | {r['max_ms']} "
-        f"| {r['detector_p99_ms']} | {r['batch_p50_ms']} | {_machine_note(m, r.get('cpu_during_window'))} |\n"
+        f"| {r['detector_p99_ms']} | {r['batch_p50_ms']} "
+        f"| {_machine_note(m, r.get('cpu_during_window'), r.get('paused_s'))} |\n"
     )
     with open(BENCHMARKS_MD, "a") as f:
         f.write(row)

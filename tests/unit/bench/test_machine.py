@@ -5,7 +5,7 @@ import time
 import pytest
 
 from bench import machine
-from bench.machine import CpuTimes, cpu_shares
+from bench.machine import Clocks, CpuTimes, cpu_shares, paused_s
 
 # /proc/stat as Linux writes it: the machine's line first, then one per CPU.
 STAT = """cpu  3552953 10 871656 2791669 35429 7 85766 188983 0 0
@@ -47,6 +47,22 @@ def test_this_machines_readings_a_moment_apart_give_shares_within_bounds() -> No
     shares = cpu_shares(before, after)
     assert shares["busy_pct"] is not None and 0 < shares["busy_pct"] <= 100
     assert shares["steal_pct"] is not None and 0 <= shares["steal_pct"] <= 100
+
+
+def test_a_pause_is_the_wall_clocks_lead_over_the_monotonic_clock() -> None:
+    before = Clocks(wall_s=1_000.0, monotonic_s=50.0)
+    # a VM snapshot of ~30 s: the wall clock counts it, the monotonic clock does not
+    assert paused_s(before, Clocks(wall_s=1_000.0 + 210.5, monotonic_s=50.0 + 180.0)) == 30.5
+    assert paused_s(before, Clocks(wall_s=1_000.0 + 180.0, monotonic_s=50.0 + 180.0)) == 0.0
+    assert paused_s(before, Clocks(wall_s=1_000.0 + 178.0, monotonic_s=50.0 + 180.0)) == -2.0, "set back"
+
+
+def test_this_machines_clocks_read_a_moment_apart_show_no_pause() -> None:
+    before = Clocks.now()
+    machine.speed_index(rounds=1, iterations=100_000)
+    after = Clocks.now()
+    assert after.monotonic_s > before.monotonic_s
+    assert abs(paused_s(before, after)) < 0.5
 
 
 def test_the_speed_index_is_iterations_per_second_of_the_median_round(monkeypatch: pytest.MonkeyPatch) -> None:
