@@ -100,8 +100,9 @@ class Clocks:
 
 
 def paused_s(before: Clocks, after: Clocks) -> float:
-    """How far the wall clock moved beyond the monotonic clock between two readings, in seconds to the millisecond:
-    the time the machine was paused (a suspend, or a VM snapshot as on this project's VMs, which the monotonic clock
-    does not count), or a step of the wall clock. About 0 when neither happened; negative if the wall clock was set
-    back."""
+    """How far the wall clock moved beyond the monotonic clock between two readings, in seconds to the millisecond.
+    Only a step of the wall clock moves it (NTP's slewing moves both alike): the time a suspend lasted, or a restore
+    from a VM snapshot, after which the guest steps its wall clock forward over the pause that neither clock counted
+    (as on this project's VMs), or any other step, including one that corrects earlier drift. About 0 when none
+    happened; negative if the wall clock was set back."""
     return round((after.wall_s - before.wall_s) - (after.monotonic_s - before.monotonic_s), 3)

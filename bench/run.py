@@ -55,8 +55,9 @@ from fraudstream_localstack.processes import ManagedProcess, StopSignals
 
 RESULTS = ROOT / "bench" / "results"
 BENCHMARKS_MD = ROOT / "docs" / "BENCHMARKS.md"
-# A pause of the machine this long within the window is named in the table and on the console: a VM snapshot paused
-# a run for ~30 s on 2026-12-07 (docs/BENCHMARKS.md), which the latencies alone showed as a hole and a stall.
+# A step of the wall clock this long within the window is named in the table and on the console: a restore from a VM
+# snapshot paused a run for ~30 s on 2026-12-07 (docs/BENCHMARKS.md), which the latencies alone showed as a hole and
+# a stall.
 PAUSE_NOTED_S = 1.0
 
 
@@ -416,8 +417,9 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     append_markdown(result)
     print(json.dumps(result, indent=2))
     if abs(result["paused_s"]) >= PAUSE_NOTED_S:
-        print(f"bench: the wall clock ran {result['paused_s']} s ahead of the monotonic clock over the window: the "
-              "machine was paused (or its clock stepped); the figures include it", flush=True)  # fmt: skip
+        print(f"bench: the wall clock was stepped by {result['paused_s']} s against the monotonic clock over the "
+              "window (forward: the machine was paused, as by a VM snapshot); the figures include it",
+              flush=True)  # fmt: skip
     if not args.keep_data:
         remove_stored_data(target.stored_data())
     return 0
@@ -471,15 +473,17 @@ def _security_note(r: dict[str, object]) -> str:
 
 def _machine_note(m: dict[str, object], cpu: object, paused: object = None) -> str:
     """The table's machine column: CPUs, model and memory, then (in runs since they were recorded) the machine's
-    speed index and how busy its CPUs were over the window, with any share the hypervisor stole, and a pause of
-    the machine within the window of at least PAUSE_NOTED_S (`machine.paused_s`)."""
+    speed index and how busy its CPUs were over the window, with any share the hypervisor stole, and a step of the
+    wall clock within the window of at least PAUSE_NOTED_S either way (`machine.paused_s`: forward, a pause)."""
     note = f"{m['cpus']} CPU {m['cpu_model']}, {m['memory_gib']} GiB"
     if m.get("speed_index") is not None:
         note += f", speed {m['speed_index']}"
     if isinstance(cpu, dict) and cpu.get("busy_pct") is not None:
         note += f", {cpu['busy_pct']}% busy" + (f" ({cpu['steal_pct']}% stolen)" if cpu.get("steal_pct") else "")
-    if isinstance(paused, (int, float)) and abs(paused) >= PAUSE_NOTED_S:
+    if isinstance(paused, (int, float)) and paused >= PAUSE_NOTED_S:
         note += f", **paused {paused} s**"
+    elif isinstance(paused, (int, float)) and paused <= -PAUSE_NOTED_S:
+        note += f", **clock set back {-paused} s**"
     return note
 
 

@@ -68,9 +68,10 @@ def test_the_machine_column_says_how_fast_and_how_busy_the_machine_was(cpu: obje
     [(None, "2 CPU AMD EPYC, 24 GiB, speed 41.5, 79.0% busy"),
      (0.4, "2 CPU AMD EPYC, 24 GiB, speed 41.5, 79.0% busy"),
      (30.5, "2 CPU AMD EPYC, 24 GiB, speed 41.5, 79.0% busy, **paused 30.5 s**"),
-     (-2.0, "2 CPU AMD EPYC, 24 GiB, speed 41.5, 79.0% busy, **paused -2.0 s**")],
+     (-0.4, "2 CPU AMD EPYC, 24 GiB, speed 41.5, 79.0% busy"),
+     (-2.0, "2 CPU AMD EPYC, 24 GiB, speed 41.5, 79.0% busy, **clock set back 2.0 s**")],
 )  # fmt: skip
-def test_the_machine_column_names_a_pause_of_the_machine_in_the_window(paused: object, note: str) -> None:
+def test_the_machine_column_names_a_step_of_the_wall_clock_in_the_window(paused: object, note: str) -> None:
     facts: dict[str, object] = {"cpus": "2", "cpu_model": "AMD EPYC", "memory_gib": "24", "speed_index": 41.5}
     assert _machine_note(facts, {"busy_pct": 79.0, "steal_pct": 0.0}, paused) == note
 
