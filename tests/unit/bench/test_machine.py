@@ -51,7 +51,7 @@ def test_this_machines_readings_a_moment_apart_give_shares_within_bounds() -> No
 
 def test_a_pause_is_the_wall_clocks_lead_over_the_monotonic_clock() -> None:
     before = Clocks(wall_s=1_000.0, monotonic_s=50.0)
-    # a VM snapshot of ~30 s: the wall clock counts it, the monotonic clock does not
+    # a ~30 s pause that neither clock counted, then the wall clock stepped forward over it (a snapshot's restore)
     assert paused_s(before, Clocks(wall_s=1_000.0 + 210.5, monotonic_s=50.0 + 180.0)) == 30.5
     assert paused_s(before, Clocks(wall_s=1_000.0 + 180.0, monotonic_s=50.0 + 180.0)) == 0.0
     assert paused_s(before, Clocks(wall_s=1_000.0 + 178.0, monotonic_s=50.0 + 180.0)) == -2.0, "set back"
