@@ -333,9 +333,9 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         )
         tx_before = end_offsets(kafka, topics.transactions)
         time.sleep(args.warmup_s)  # the load itself sets the pace here; nothing is being waited for
-        start_ms = time.time() * 1000
-        cpu_start = machine.CpuTimes.now()
         clocks_start = machine.Clocks.now()
+        start_ms = clocks_start.wall_s * 1000
+        cpu_start = machine.CpuTimes.now()
         tx_start = end_offsets(kafka, topics.transactions)
         metrics_start = scrape(det_urls)  # one scrape: both histograms describe the same instant
         hist_start = parse_histogram(metrics_start, "fraud_alert_latency_seconds")
@@ -345,9 +345,9 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
                 work, target.checkpoint_dir or work / "checkpoint", target.detector_pid, start_ms, args.duration_s
             )
         )
-        end_ms = time.time() * 1000
-        cpu_end = machine.CpuTimes.now()
         clocks_end = machine.Clocks.now()
+        end_ms = clocks_end.wall_s * 1000
+        cpu_end = machine.CpuTimes.now()
         tx_end = end_offsets(kafka, topics.transactions)
         generator.stop(grace_s=60)
         if threads:
@@ -416,10 +416,9 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     watcher.plot(args.output.with_suffix(".png"), result, measured, start_ms)
     append_markdown(result)
     print(json.dumps(result, indent=2))
-    if abs(result["paused_s"]) >= PAUSE_NOTED_S:
-        print(f"bench: the wall clock was stepped by {result['paused_s']} s against the monotonic clock over the "
-              "window (forward: the machine was paused, as by a VM snapshot); the figures include it",
-              flush=True)  # fmt: skip
+    if step := _clock_step(result["paused_s"]):
+        print(f"bench: {step} over the window (the wall clock stepped against the monotonic clock; forward: the "
+              "machine was paused, as by a VM snapshot); the figures include it", flush=True)  # fmt: skip
     if not args.keep_data:
         remove_stored_data(target.stored_data())
     return 0
@@ -471,19 +470,25 @@ def _security_note(r: dict[str, object]) -> str:
     return " ".join(notes + ([] if security == "plaintext" else [f"[Kafka {security}]"]))
 
 
+def _clock_step(paused: object) -> str:
+    """A step of the wall clock within the window (`machine.paused_s`) of at least PAUSE_NOTED_S either way, as the
+    table and the console name it; "" for none (or a result without the reading)."""
+    if not isinstance(paused, (int, float)) or abs(paused) < PAUSE_NOTED_S:
+        return ""
+    return f"paused {paused} s" if paused > 0 else f"clock set back {-paused} s"
+
+
 def _machine_note(m: dict[str, object], cpu: object, paused: object = None) -> str:
     """The table's machine column: CPUs, model and memory, then (in runs since they were recorded) the machine's
     speed index and how busy its CPUs were over the window, with any share the hypervisor stole, and a step of the
-    wall clock within the window of at least PAUSE_NOTED_S either way (`machine.paused_s`: forward, a pause)."""
+    wall clock within the window (`_clock_step`)."""
     note = f"{m['cpus']} CPU {m['cpu_model']}, {m['memory_gib']} GiB"
     if m.get("speed_index") is not None:
         note += f", speed {m['speed_index']}"
     if isinstance(cpu, dict) and cpu.get("busy_pct") is not None:
         note += f", {cpu['busy_pct']}% busy" + (f" ({cpu['steal_pct']}% stolen)" if cpu.get("steal_pct") else "")
-    if isinstance(paused, (int, float)) and paused >= PAUSE_NOTED_S:
-        note += f", **paused {paused} s**"
-    elif isinstance(paused, (int, float)) and paused <= -PAUSE_NOTED_S:
-        note += f", **clock set back {-paused} s**"
+    if step := _clock_step(paused):
+        note += f", **{step}**"
     return note
 
 
