@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import urllib.parse
@@ -14,7 +15,7 @@ from confluent_kafka import Consumer
 
 from fraudstream_kafka.acls import Component
 
-from .layout import LOCAL, ROOT
+from .layout import LOCAL, ROOT, build_evaluator
 from .processes import ManagedProcess, wait_for
 from .stack import LocalStack, StackConfig
 
@@ -82,7 +83,11 @@ def detector(
 ) -> PythonService:
     """The Spark detector on `config`'s metrics ports; ready once its Real-time Mode query runs (its `/readyz`: a new
     checkpoint is seeded first) and it has processed input (the rules the operator published first, so the rule set
-    is loaded): a completed batch, or records seen by the evaluator."""
+    is loaded): a completed batch, or records seen by the evaluator. The evaluator's jar is the checkout's, rebuilt
+    here first when services/evaluator changed since it was built (layout.build_evaluator), unless
+    FRAUDSTREAM_EVALUATOR_JAR names another: a stale jar would run old code under the new code's name."""
+    if "FRAUDSTREAM_EVALUATOR_JAR" not in os.environ:
+        build_evaluator()
 
     def ready(stack: LocalStack) -> bool:
         env = stack.env()

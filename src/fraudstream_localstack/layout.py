@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import shlex
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -12,6 +13,9 @@ CACHE = ROOT / ".cache"
 BIN = CACHE / "bin"
 KAFKA_LIBS = CACHE / "kafka" / "libs"
 SPARK_JARS = CACHE / "spark-jars"
+EVALUATOR_JAR = CACHE / "evaluator" / "fraudstream-evaluator.jar"
+# The evaluator's test classes (the cross-language Harness, the cost driver): built beside it, never shipped.
+EVALUATOR_TESTS_JAR = CACHE / "evaluator" / "fraudstream-evaluator-tests.jar"
 LOCAL = ROOT / ".local"
 CONFIG = ROOT / "scripts" / "config"
 
@@ -30,6 +34,29 @@ def versions() -> dict[str, str]:
             key, _, value = line.partition("=")
             pins[key] = value
     return pins
+
+
+class EvaluatorBuildError(RuntimeError):
+    """`scripts/provision.sh evaluator` failed, or did not leave the evaluator's jars."""
+
+
+def build_evaluator() -> Path:
+    """EVALUATOR_JAR as built from the checkout's services/evaluator as it is now, EVALUATOR_TESTS_JAR beside it:
+    `scripts/provision.sh evaluator` rebuilds both when the sources, the pins or the Spark jars changed since the
+    last build, and otherwise only compares its stamp. Raises EvaluatorBuildError with the build's output."""
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "provision.sh"), "evaluator"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if done.returncode != 0 or not EVALUATOR_JAR.is_file() or not EVALUATOR_TESTS_JAR.is_file():
+        raise EvaluatorBuildError(
+            f"scripts/provision.sh evaluator failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
+        )
+    return EVALUATOR_JAR
 
 
 def require(path: Path, step: str) -> Path:

@@ -17,9 +17,8 @@ import pyspark
 import pytest
 from packaging.requirements import Requirement
 
-from fraudstream_localstack.layout import KAFKA_LIBS, ROOT, SPARK_JARS, require
+from fraudstream_localstack.layout import KAFKA_LIBS, ROOT, SPARK_JARS, build_evaluator, require
 from tests.unit.chart.test_dockerfile import BY_NAME
-from tests.unit.rules.jvm_engine import build_jar
 
 pytestmark = pytest.mark.integration
 
@@ -77,7 +76,7 @@ def test_evaluator_stage_builds_the_developer_jar_with_maven(tmp_path: Path) -> 
     shutil.rmtree(tmp_path / ".cache" / "maven-repository", ignore_errors=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     built = tmp_path / ".cache" / "evaluator" / "fraudstream-evaluator.jar"
-    local = build_jar()
+    local = build_evaluator()
     with zipfile.ZipFile(built) as image_jar, zipfile.ZipFile(local) as checkout_jar:
         assert image_jar.namelist() == checkout_jar.namelist()
         for name in image_jar.namelist():

@@ -8,8 +8,7 @@ import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
-from fraudstream_localstack.layout import ROOT, versions
-from tests.unit.rules.jvm_engine import JAR, TESTS_JAR, build_jar
+from fraudstream_localstack.layout import EVALUATOR_JAR, EVALUATOR_TESTS_JAR, ROOT, build_evaluator, versions
 
 EVALUATOR = ROOT / "services" / "evaluator"
 POM = EVALUATOR / "pom.xml"
@@ -63,9 +62,9 @@ def sources(tree: str) -> set[str]:
 
 
 def test_the_shipped_jar_holds_the_production_classes_and_the_test_jar_the_harness() -> None:
-    build_jar()
+    build_evaluator()
     main, test = sources("main"), sources("test")
     assert "io/fraudstream/evaluator/core/Harness.java" in test
-    assert classes(JAR) == main
-    assert classes(TESTS_JAR) == test
+    assert classes(EVALUATOR_JAR) == main
+    assert classes(EVALUATOR_TESTS_JAR) == test
     assert not main & test

@@ -6,12 +6,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from .jvm_engine import JvmEngine, build_jar
+from fraudstream_localstack.layout import build_evaluator
+
+from .jvm_engine import JvmEngine
 
 
 @pytest.fixture(scope="session")
 def jvm_engine() -> Iterator[JvmEngine]:
     """The JVM engine; builds the jar first (never skips: a failed build fails the tests that use it)."""
-    engine = JvmEngine(build_jar())
+    engine = JvmEngine(build_evaluator())
     yield engine
     engine.close()

@@ -16,20 +16,18 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, Final
 
+from fraudstream_localstack.layout import EVALUATOR_TESTS_JAR
 from fraudstream_rules.transactions import Transaction
 
 from .oracle import Record, RuleRecord
 
 REPO: Final = Path(__file__).resolve().parents[3]
-JAR: Final = REPO / ".cache" / "evaluator" / "fraudstream-evaluator.jar"
-# The evaluator's test classes, where the harness lives (it is not shipped in the jar).
-TESTS_JAR: Final = REPO / ".cache" / "evaluator" / "fraudstream-evaluator-tests.jar"
 PYSPARK_JARS: Final = REPO / ".venv" / "lib" / "python3.11" / "site-packages" / "pyspark" / "jars"
 HARNESS: Final = "io.fraudstream.evaluator.core.Harness"
 
 
 class JvmHarnessError(RuntimeError):
-    """The harness could not be built or started, or answered with an error."""
+    """The harness could not be started, or answered with an error."""
 
 
 @dataclass(frozen=True)
@@ -80,19 +78,6 @@ class CallPlan:
         }
 
 
-def build_jar() -> Path:
-    """Run `scripts/provision.sh evaluator` (idempotent, fast when stamped) and return the jar; raise if it fails.
-    The test classes' jar is built beside it."""
-    result = subprocess.run(
-        ["scripts/provision.sh", "evaluator"], cwd=REPO, capture_output=True, text=True, timeout=600, check=False
-    )
-    if result.returncode != 0 or not JAR.is_file() or not TESTS_JAR.is_file():
-        raise JvmHarnessError(
-            f"scripts/provision.sh evaluator failed (exit {result.returncode}):\n{result.stdout}\n{result.stderr}"
-        )
-    return JAR
-
-
 def record_json(record: Record) -> dict[str, object]:
     """The harness request form of one oracle record."""
     if isinstance(record, RuleRecord):
@@ -123,7 +108,7 @@ class JvmEngine:
 
     def __init__(self, jar: Path) -> None:
         self._process = subprocess.Popen(
-            ["java", "-Xss8m", "-cp", f"{jar}:{TESTS_JAR}:{PYSPARK_JARS}/*", HARNESS],
+            ["java", "-Xss8m", "-cp", f"{jar}:{EVALUATOR_TESTS_JAR}:{PYSPARK_JARS}/*", HARNESS],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
