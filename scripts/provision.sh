@@ -397,6 +397,10 @@ POM
 # classes, for the Harness the Python property tests drive). Its tests run in `make test`, not here.
 evaluator() {
   local out="$CACHE/evaluator" build="$CACHE/build/evaluator" key
+  # One at a time: stacks, benchmarks and test sessions that run side by side each call this step before they start
+  # a detector (fraudstream_localstack.layout.build_evaluator), and a build replaces the jars they load.
+  exec 9>"$STAMPS/evaluator.lock"
+  flock 9
   # PYSPARK_JARS_DIR (the image build) names pyspark's jars directly instead of the checkout's .venv.
   local pyspark_jars=${PYSPARK_JARS_DIR:-}
   if [ -z "$pyspark_jars" ]; then

@@ -15,6 +15,7 @@ from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.kafka import KafkaBroker
 from fraudstream_localstack.kafka_security import SecurityFiles
 from fraudstream_localstack.kube import KubeControlPlane
+from fraudstream_localstack.layout import evaluator_to_run
 
 
 @pytest.fixture(scope="session")
@@ -71,7 +72,14 @@ def unique_topics(request: pytest.FixtureRequest) -> Topics:
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
+def detector_evaluator() -> Path:
+    """The evaluator jar the session's detectors load (layout.evaluator_to_run): built from the checkout's sources as
+    they are now, unless FRAUDSTREAM_EVALUATOR_JAR names another."""
+    return evaluator_to_run()
+
+
+@pytest.fixture(scope="session")
+def spark(detector_evaluator: Path) -> Iterator[object]:
     from fraudstream_detector.session import build_session, stop_session
 
     session = build_session("fraudstream-tests", master="local[8]")  # Real-time Mode runs every stage at once

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import urllib.parse
@@ -15,7 +14,7 @@ from confluent_kafka import Consumer
 
 from fraudstream_kafka.acls import Component
 
-from .layout import LOCAL, ROOT, build_evaluator
+from .layout import LOCAL, ROOT, evaluator_to_run
 from .processes import ManagedProcess, wait_for
 from .stack import LocalStack, StackConfig
 
@@ -31,7 +30,9 @@ def metric_value(url: str, name: str) -> float | None:
 
 class PythonService:
     """`python -m MODULE ARGS` with the stack's environment, connecting to Kafka as `component` (its own principal
-    on a secured broker, see LocalStack.component_env); ready when `ready(stack)` holds."""
+    on a secured broker, see LocalStack.component_env); ready when `ready(stack)` holds. `prepare`, when given, runs
+    at each start before the process is launched (what the process needs built), and an error it raises ends the
+    start."""
 
     def __init__(
         self,
@@ -42,8 +43,10 @@ class PythonService:
         ready: Callable[[LocalStack], bool] | None = None,
         timeout_s: float = 300,
         log_dir: Path = LOCAL / "logs",
+        prepare: Callable[[], object] | None = None,
     ) -> None:
         self._log_dir = log_dir
+        self._prepare = prepare
         self.name = name
         self.component = component
         self._argv = [sys.executable, "-m", module, *args]
@@ -52,6 +55,8 @@ class PythonService:
         self._proc: ManagedProcess | None = None
 
     def start(self, stack: LocalStack) -> None:
+        if self._prepare is not None:
+            self._prepare()
         env = stack.component_env(self.component)
         proc = ManagedProcess(self.name, self._argv, self._log_dir / f"{self.name}.log", env=env, cwd=ROOT)
         self._proc = proc.start()
@@ -83,11 +88,9 @@ def detector(
 ) -> PythonService:
     """The Spark detector on `config`'s metrics ports; ready once its Real-time Mode query runs (its `/readyz`: a new
     checkpoint is seeded first) and it has processed input (the rules the operator published first, so the rule set
-    is loaded): a completed batch, or records seen by the evaluator. The evaluator's jar is the checkout's, rebuilt
-    here first when services/evaluator changed since it was built (layout.build_evaluator), unless
-    FRAUDSTREAM_EVALUATOR_JAR names another: a stale jar would run old code under the new code's name."""
-    if "FRAUDSTREAM_EVALUATOR_JAR" not in os.environ:
-        build_evaluator()
+    is loaded): a completed batch, or records seen by the evaluator. Starting it first builds the evaluator jar it
+    will load (layout.evaluator_to_run): a jar older than the checkout's sources would run old code under the new
+    code's name."""
 
     def ready(stack: LocalStack) -> bool:
         env = stack.env()
@@ -103,7 +106,9 @@ def detector(
     args = ["--metrics-port", str(config.detector_metrics_port), "--checkpoint-dir", str(checkpoint_dir)]
     args += ["--evaluator-metrics-port", str(config.detector_evaluator_metrics_port)]
     args += ["--driver-memory", "4g", *extra_args]
-    return PythonService("detector", "fraudstream_detector", Component.DETECTOR, args, ready, log_dir=log_dir)
+    return PythonService(
+        "detector", "fraudstream_detector", Component.DETECTOR, args, ready, log_dir=log_dir, prepare=evaluator_to_run
+    )
 
 
 def generator(rate: float = 20.0, log_dir: Path = LOCAL / "logs") -> PythonService:

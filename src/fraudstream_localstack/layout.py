@@ -1,9 +1,11 @@
-"""Where things live in a checkout, and the pinned versions from `versions.env`."""
+"""Where things live in a checkout, the pinned versions from `versions.env`, and the evaluator jar a checkout runs."""
 
 from __future__ import annotations
 
 import functools
+import os
 import shlex
+import signal
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,26 +39,35 @@ def versions() -> dict[str, str]:
 
 
 class EvaluatorBuildError(RuntimeError):
-    """`scripts/provision.sh evaluator` failed, or did not leave the evaluator's jars."""
+    """`scripts/provision.sh evaluator` failed, took too long, or did not leave the evaluator's jars."""
 
 
-def build_evaluator() -> Path:
+def build_evaluator(timeout_s: float = 600) -> Path:
     """EVALUATOR_JAR as built from the checkout's services/evaluator as it is now, EVALUATOR_TESTS_JAR beside it:
     `scripts/provision.sh evaluator` rebuilds both when the sources, the pins or the Spark jars changed since the
-    last build, and otherwise only compares its stamp. Raises EvaluatorBuildError with the build's output."""
-    done = subprocess.run(
-        [str(ROOT / "scripts" / "provision.sh"), "evaluator"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    if done.returncode != 0 or not EVALUATOR_JAR.is_file() or not EVALUATOR_TESTS_JAR.is_file():
-        raise EvaluatorBuildError(
-            f"scripts/provision.sh evaluator failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
-        )
+    last build (about a minute), and otherwise only compares its stamp (about half a second). The step also runs the
+    steps it depends on (the Python environment, the Spark jars), which may install. Its output goes to this
+    process's stdout and stderr. Raises EvaluatorBuildError when it fails or leaves no jars, or after `timeout_s`;
+    the build's whole process group is killed then, and when this process is interrupted."""
+    build = subprocess.Popen([str(ROOT / "scripts" / "provision.sh"), "evaluator"], cwd=ROOT, start_new_session=True)
+    try:
+        code = build.wait(timeout=timeout_s)
+    except BaseException as exc:  # the timeout, or Ctrl-C: Maven's JVM must not outlive the build
+        os.killpg(build.pid, signal.SIGKILL)
+        build.wait()
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise EvaluatorBuildError(f"scripts/provision.sh evaluator took over {timeout_s:.0f} s; killed") from None
+        raise
+    if code != 0 or not EVALUATOR_JAR.is_file() or not EVALUATOR_TESTS_JAR.is_file():
+        raise EvaluatorBuildError(f"scripts/provision.sh evaluator failed (exit {code}); its output is above")
     return EVALUATOR_JAR
+
+
+def evaluator_to_run() -> Path:
+    """The evaluator jar a detector started from this checkout loads: the one FRAUDSTREAM_EVALUATOR_JAR names, run as
+    it is (the image's, or an older build for an A/B run), else EVALUATOR_JAR after build_evaluator."""
+    named = os.environ.get("FRAUDSTREAM_EVALUATOR_JAR")
+    return Path(named) if named else build_evaluator()
 
 
 def require(path: Path, step: str) -> Path:

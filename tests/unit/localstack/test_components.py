@@ -1,35 +1,64 @@
-"""The local stack's detector component builds the evaluator it runs, unless told to run another jar."""
+"""The local stack's detector builds the evaluator it will run when it starts, not before, unless told to run
+another jar."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 
-from fraudstream_localstack import components
-from fraudstream_localstack.stack import StackConfig
+from fraudstream_kafka.acls import Component
+from fraudstream_localstack import components, layout
+from fraudstream_localstack.stack import LocalStack, StackConfig
 
 
-def built_by_detector(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[int]:
-    """The calls `components.detector` made to build the evaluator (its build replaced by a counter)."""
-    calls: list[int] = []
-
-    def build() -> Path:
-        calls.append(1)
-        return tmp_path / "evaluator.jar"
-
-    monkeypatch.setattr(components, "build_evaluator", build)
-    components.detector(StackConfig.isolated(tmp_path), tmp_path / "checkpoint", log_dir=tmp_path)
-    return calls
-
-
-def test_the_detector_component_builds_the_checkouts_evaluator_first(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.delenv("FRAUDSTREAM_EVALUATOR_JAR", raising=False)
-    assert built_by_detector(monkeypatch, tmp_path) == [1]
+class NotBuilt(Exception):
+    """A preparation that fails."""
 
 
 def test_a_jar_named_by_the_environment_is_run_as_it_is(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def build() -> Path:
+        raise AssertionError("built although a jar was named")
+
+    monkeypatch.setattr(layout, "build_evaluator", build)
     monkeypatch.setenv("FRAUDSTREAM_EVALUATOR_JAR", str(tmp_path / "other.jar"))
-    assert built_by_detector(monkeypatch, tmp_path) == []
+    assert layout.evaluator_to_run() == tmp_path / "other.jar"
+
+
+def test_without_a_named_jar_the_checkouts_jar_is_built_from_its_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FRAUDSTREAM_EVALUATOR_JAR", raising=False)
+    assert layout.evaluator_to_run() == layout.EVALUATOR_JAR
+    assert layout.EVALUATOR_JAR.is_file() and layout.EVALUATOR_TESTS_JAR.is_file()
+
+
+def test_a_failed_preparation_ends_a_services_start_before_anything_is_launched() -> None:
+    def prepare() -> None:
+        raise NotBuilt
+
+    service = components.PythonService("svc", "no_such_module", Component.GENERATOR, prepare=prepare)
+    with pytest.raises(NotBuilt):
+        service.start(cast(LocalStack, object()))  # the stack is not reached
+    assert service.pid is None
+
+
+def test_the_detector_prepares_its_evaluator_when_started_not_when_made(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    calls: list[int] = []
+
+    def prepare() -> Path:
+        calls.append(1)
+        raise NotBuilt
+
+    monkeypatch.setattr(components, "evaluator_to_run", prepare)
+    service = components.detector(StackConfig.isolated(tmp_path), tmp_path / "checkpoint", log_dir=tmp_path)
+    assert calls == []
+    with pytest.raises(NotBuilt):
+        service.start(cast(LocalStack, object()))
+    assert calls == [1]
+
+
+def test_a_build_over_its_time_is_killed_with_a_clear_error() -> None:
+    with pytest.raises(layout.EvaluatorBuildError, match=r"took over 0 s; killed"):
+        layout.build_evaluator(timeout_s=0.001)
