@@ -38,7 +38,7 @@ lint: install
 
 # The JVM evaluator's JUnit tests, offline: `make install` put Spark and every plugin into .cache/maven-repository.
 java-test: install
-	scripts/evaluator-maven.sh --offline test
+	flock .cache/stamps/evaluator.lock scripts/evaluator-maven.sh --offline test
 
 test: lint java-test
 	$(PY) -m pytest $(PYTEST_ARGS)

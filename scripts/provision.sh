@@ -395,12 +395,15 @@ POM
 # evaluator: the JVM evaluator (services/evaluator) built with Maven against the jars of the installed pyspark
 # (spark-repository) into .cache/evaluator/: fraudstream-evaluator.jar, and fraudstream-evaluator-tests.jar (its test
 # classes, for the Harness the Python property tests drive). Its tests run in `make test`, not here.
+# One build at a time, under a lock held for this step only (make java-test, which builds into the same directory,
+# takes it too): stacks, benchmarks and test sessions that run side by side each call this step before they start
+# a detector (fraudstream_localstack.layout.build_evaluator).
 evaluator() {
+  ( flock 9; evaluator_build ) 9>"$STAMPS/evaluator.lock"
+}
+
+evaluator_build() {
   local out="$CACHE/evaluator" build="$CACHE/build/evaluator" key
-  # One at a time: stacks, benchmarks and test sessions that run side by side each call this step before they start
-  # a detector (fraudstream_localstack.layout.build_evaluator), and a build replaces the jars they load.
-  exec 9>"$STAMPS/evaluator.lock"
-  flock 9
   # PYSPARK_JARS_DIR (the image build) names pyspark's jars directly instead of the checkout's .venv.
   local pyspark_jars=${PYSPARK_JARS_DIR:-}
   if [ -z "$pyspark_jars" ]; then

@@ -88,12 +88,13 @@ def connector_jars(jar_dir: Path | None = None) -> list[Path]:
 
 
 def evaluator_jar() -> Path:
-    """The JVM evaluator's jar (built from services/evaluator by scripts/provision.sh evaluator).
+    """The JVM evaluator's jar: the one FRAUDSTREAM_EVALUATOR_JAR names when it is set and not empty, else the
+    checkout's (built from services/evaluator by scripts/provision.sh evaluator).
 
     Raises FileNotFoundError naming the provisioning step when it is missing.
     """
     default = Path(__file__).resolve().parents[2] / ".cache" / "evaluator" / "fraudstream-evaluator.jar"
-    jar = Path(os.environ.get("FRAUDSTREAM_EVALUATOR_JAR", default))
+    jar = Path(os.environ.get("FRAUDSTREAM_EVALUATOR_JAR") or default)
     if not jar.is_file():
         raise FileNotFoundError(f"no JVM evaluator jar at {jar}; run: scripts/provision.sh evaluator")
     return jar

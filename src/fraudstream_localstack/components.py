@@ -89,8 +89,8 @@ def detector(
     """The Spark detector on `config`'s metrics ports; ready once its Real-time Mode query runs (its `/readyz`: a new
     checkpoint is seeded first) and it has processed input (the rules the operator published first, so the rule set
     is loaded): a completed batch, or records seen by the evaluator. Starting it first builds the evaluator jar it
-    will load (layout.evaluator_to_run): a jar older than the checkout's sources would run old code under the new
-    code's name."""
+    will load, unless FRAUDSTREAM_EVALUATOR_JAR names another (layout.evaluator_to_run): a jar older than the
+    checkout's sources would run old code under the new code's name."""
 
     def ready(stack: LocalStack) -> bool:
         env = stack.env()

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shlex
 import signal
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
+
+from fraudstream_detector.parent_death import die_with_parent
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache"
@@ -45,22 +49,40 @@ class EvaluatorBuildError(RuntimeError):
 def build_evaluator(timeout_s: float = 600) -> Path:
     """EVALUATOR_JAR as built from the checkout's services/evaluator as it is now, EVALUATOR_TESTS_JAR beside it:
     `scripts/provision.sh evaluator` rebuilds both when the sources, the pins or the Spark jars changed since the
-    last build (about a minute), and otherwise only compares its stamp (about half a second). The step also runs the
-    steps it depends on (the Python environment, the Spark jars), which may install. Its output goes to this
-    process's stdout and stderr. Raises EvaluatorBuildError when it fails or leaves no jars, or after `timeout_s`;
-    the build's whole process group is killed then, and when this process is interrupted."""
-    build = subprocess.Popen([str(ROOT / "scripts" / "provision.sh"), "evaluator"], cwd=ROOT, start_new_session=True)
+    last build (about a minute), and otherwise only compares its stamp (about half a second); it first waits for a
+    build another process runs. The step also runs the steps it depends on (the Python environment, the Spark jars),
+    which may install. Its output goes to this process's stderr. Raises EvaluatorBuildError when it fails or leaves
+    no jars, or after `timeout_s` (its wait included). Then, and when this process is interrupted, the build's whole
+    process group is stopped (SIGTERM, SIGKILL after 5 s); it also dies with this process."""
+    build = subprocess.Popen(
+        [str(ROOT / "scripts" / "provision.sh"), "evaluator"],
+        cwd=ROOT,
+        stdout=sys.stderr.fileno(),
+        start_new_session=True,
+        preexec_fn=die_with_parent,
+    )
     try:
         code = build.wait(timeout=timeout_s)
     except BaseException as exc:  # the timeout, or Ctrl-C: Maven's JVM must not outlive the build
-        os.killpg(build.pid, signal.SIGKILL)
-        build.wait()
+        _stop_group(build)
         if isinstance(exc, subprocess.TimeoutExpired):
-            raise EvaluatorBuildError(f"scripts/provision.sh evaluator took over {timeout_s:.0f} s; killed") from None
+            raise EvaluatorBuildError(f"scripts/provision.sh evaluator took over {timeout_s:g} s; stopped") from None
         raise
     if code != 0 or not EVALUATOR_JAR.is_file() or not EVALUATOR_TESTS_JAR.is_file():
-        raise EvaluatorBuildError(f"scripts/provision.sh evaluator failed (exit {code}); its output is above")
+        raise EvaluatorBuildError(f"scripts/provision.sh evaluator failed (exit {code}); see its output")
     return EVALUATOR_JAR
+
+
+def _stop_group(leader: subprocess.Popen[bytes]) -> None:
+    """Stops the process group `leader` leads: SIGTERM, then SIGKILL to what is left after 5 s."""
+    for sig, grace_s in ((signal.SIGTERM, 5.0), (signal.SIGKILL, None)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(leader.pid, sig)
+        try:
+            leader.wait(timeout=grace_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def evaluator_to_run() -> Path:

@@ -3,13 +3,16 @@ another jar."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import cast
 
 import pytest
 
+from fraudstream_detector.session import evaluator_jar
 from fraudstream_kafka.acls import Component
 from fraudstream_localstack import components, layout
+from fraudstream_localstack.processes import wait_for
 from fraudstream_localstack.stack import LocalStack, StackConfig
 
 
@@ -30,6 +33,12 @@ def test_without_a_named_jar_the_checkouts_jar_is_built_from_its_sources(monkeyp
     monkeypatch.delenv("FRAUDSTREAM_EVALUATOR_JAR", raising=False)
     assert layout.evaluator_to_run() == layout.EVALUATOR_JAR
     assert layout.EVALUATOR_JAR.is_file() and layout.EVALUATOR_TESTS_JAR.is_file()
+
+
+def test_an_empty_name_names_no_jar_for_the_stack_nor_the_detector(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FRAUDSTREAM_EVALUATOR_JAR", "")
+    assert layout.evaluator_to_run() == layout.EVALUATOR_JAR
+    assert evaluator_jar().resolve() == layout.EVALUATOR_JAR.resolve()
 
 
 def test_a_failed_preparation_ends_a_services_start_before_anything_is_launched() -> None:
@@ -59,6 +68,25 @@ def test_the_detector_prepares_its_evaluator_when_started_not_when_made(
     assert calls == [1]
 
 
-def test_a_build_over_its_time_is_killed_with_a_clear_error() -> None:
-    with pytest.raises(layout.EvaluatorBuildError, match=r"took over 0 s; killed"):
-        layout.build_evaluator(timeout_s=0.001)
+def test_a_build_over_its_time_is_stopped_whole_with_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    script = tmp_path / "scripts" / "provision.sh"
+    script.parent.mkdir()
+    pid_file = tmp_path / "build.pid"
+    # A build that outlasts its time in two processes: the script (the group's leader) and a child of its own.
+    script.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nsleep 60 &\nsleep 60\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(layout, "ROOT", tmp_path)
+    with pytest.raises(layout.EvaluatorBuildError, match=r"took over 2 s; stopped"):
+        layout.build_evaluator(timeout_s=2)
+    group = int(pid_file.read_text())
+
+    def group_gone() -> bool:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    wait_for(group_gone, 10, "the build's process group to go")
