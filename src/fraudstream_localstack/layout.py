@@ -8,7 +8,6 @@ import os
 import shlex
 import signal
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -57,7 +56,7 @@ def build_evaluator(timeout_s: float = 600) -> Path:
     build = subprocess.Popen(
         [str(ROOT / "scripts" / "provision.sh"), "evaluator"],
         cwd=ROOT,
-        stdout=sys.stderr.fileno(),
+        stdout=2,  # this process's stderr, whatever sys.stderr was replaced by
         start_new_session=True,
         preexec_fn=die_with_parent,
     )
@@ -86,8 +85,9 @@ def _stop_group(leader: subprocess.Popen[bytes]) -> None:
 
 
 def evaluator_to_run() -> Path:
-    """The evaluator jar a detector started from this checkout loads: the one FRAUDSTREAM_EVALUATOR_JAR names, run as
-    it is (the image's, or an older build for an A/B run), else EVALUATOR_JAR after build_evaluator."""
+    """The evaluator jar a detector started from this checkout loads: the one FRAUDSTREAM_EVALUATOR_JAR names (set and
+    not empty), run as it is (the image's, or an older build for an A/B run), else EVALUATOR_JAR after
+    build_evaluator."""
     named = os.environ.get("FRAUDSTREAM_EVALUATOR_JAR")
     return Path(named) if named else build_evaluator()
 
