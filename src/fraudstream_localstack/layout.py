@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shlex
-import signal
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 from fraudstream_detector.parent_death import die_with_parent
+
+from .processes import stop_process_group
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache"
@@ -48,11 +48,11 @@ class EvaluatorBuildError(RuntimeError):
 def build_evaluator(timeout_s: float = 600) -> Path:
     """EVALUATOR_JAR as built from the checkout's services/evaluator as it is now, EVALUATOR_TESTS_JAR beside it:
     `scripts/provision.sh evaluator` rebuilds both when the sources, the pins or the Spark jars changed since the
-    last build (about a minute), and otherwise only compares its stamp (about half a second); it first waits for a
+    last build (15 s here), and otherwise only compares its stamp (about half a second); it first waits for a
     build another process runs. The step also runs the steps it depends on (the Python environment, the Spark jars),
     which may install. Its output goes to this process's stderr. Raises EvaluatorBuildError when it fails or leaves
     no jars, or after `timeout_s` (its wait included). Then, and when this process is interrupted, the build's whole
-    process group is stopped (SIGTERM, SIGKILL after 5 s); it also dies with this process."""
+    process group is stopped (processes.stop_process_group); it also dies with this process."""
     build = subprocess.Popen(
         [str(ROOT / "scripts" / "provision.sh"), "evaluator"],
         cwd=ROOT,
@@ -63,25 +63,13 @@ def build_evaluator(timeout_s: float = 600) -> Path:
     try:
         code = build.wait(timeout=timeout_s)
     except BaseException as exc:  # the timeout, or Ctrl-C: Maven's JVM must not outlive the build
-        _stop_group(build)
+        stop_process_group(build, grace_s=5.0)
         if isinstance(exc, subprocess.TimeoutExpired):
             raise EvaluatorBuildError(f"scripts/provision.sh evaluator took over {timeout_s:g} s; stopped") from None
         raise
     if code != 0 or not EVALUATOR_JAR.is_file() or not EVALUATOR_TESTS_JAR.is_file():
         raise EvaluatorBuildError(f"scripts/provision.sh evaluator failed (exit {code}); see its output")
     return EVALUATOR_JAR
-
-
-def _stop_group(leader: subprocess.Popen[bytes]) -> None:
-    """Stops the process group `leader` leads: SIGTERM, then SIGKILL to what is left after 5 s."""
-    for sig, grace_s in ((signal.SIGTERM, 5.0), (signal.SIGKILL, None)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(leader.pid, sig)
-        try:
-            leader.wait(timeout=grace_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def evaluator_to_run() -> Path:

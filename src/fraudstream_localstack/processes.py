@@ -194,22 +194,27 @@ class ManagedProcess:
             return "(no log)"
 
     def stop(self, grace_s: float = 15.0) -> None:
-        proc = self._proc
-        if proc is None:
-            return
-        # The leader first, so that it can stop its own children in order (a PySpark driver its JVM);
-        # then the whole group, politely and then not.
-        steps = ((proc.send_signal, signal.SIGTERM, grace_s), (_killpg(proc.pid), signal.SIGTERM, 5.0),
-                 (_killpg(proc.pid), signal.SIGKILL, 10.0))  # fmt: skip
-        for send, sig, wait_s in steps:
-            with contextlib.suppress(ProcessLookupError):
-                send(sig)
-            try:
-                proc.wait(timeout=wait_s)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        # The leader may be gone while group members linger; make sure the group is empty.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        if self._proc is not None:
+            stop_process_group(self._proc, grace_s)
         self._proc = None
+
+
+def stop_process_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
+    """Stops `proc`, which leads its own process group, with everything in that group, and reaps it: SIGTERM to the
+    leader, then after `grace_s` to the group, then after 5 s SIGKILL to it. Nothing of the group is left afterwards,
+    even when the leader ended first. Harmless when they are already gone."""
+    # The leader first, so that it can stop its own children in order (a PySpark driver its JVM);
+    # then the whole group, politely and then not.
+    steps = ((proc.send_signal, signal.SIGTERM, grace_s), (_killpg(proc.pid), signal.SIGTERM, 5.0),
+             (_killpg(proc.pid), signal.SIGKILL, 10.0))  # fmt: skip
+    for send, sig, wait_s in steps:
+        with contextlib.suppress(ProcessLookupError):
+            send(sig)
+        try:
+            proc.wait(timeout=wait_s)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    # The leader may be gone while group members linger; make sure the group is empty.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
