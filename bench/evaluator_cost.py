@@ -24,12 +24,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from bench.rules import benchmark_manifests
-from fraudstream_detector.session import connector_jars
+from fraudstream_detector.session import connector_jars, pyspark_jars
 from fraudstream_generator.__main__ import build_workload, parse_args
 from fraudstream_generator.workload import Profile
 from fraudstream_localstack.layout import EVALUATOR_TESTS_JAR, build_evaluator
 from fraudstream_rules.model import Rule, parse_spec
-from tests.unit.rules.jvm_engine import PYSPARK_JARS
 
 DRIVER = "io.fraudstream.evaluator.spark.EvaluatorCost"
 T0_MS = 1_700_000_000_000
@@ -59,7 +58,7 @@ def measure(recorded: Iterable[dict[str, object]], buckets: int, per_round: int,
         with path.open("w", encoding="utf-8") as out:
             for record in recorded:
                 out.write(json.dumps(record) + "\n")
-        classpath = ":".join([str(jar), str(EVALUATOR_TESTS_JAR), *map(str, connector_jars()), f"{PYSPARK_JARS}/*"])
+        classpath = ":".join([str(jar), str(EVALUATOR_TESTS_JAR), *map(str, connector_jars()), f"{pyspark_jars()}/*"])
         arguments = [str(path), str(buckets), str(per_round)]
         command = ["java", f"-Xmx{heap}", f"-Xms{heap}", "-cp", classpath, DRIVER, *arguments]
         result = subprocess.run(command, capture_output=True, text=True, check=False)

@@ -81,10 +81,16 @@ def connector_jars(jar_dir: Path | None = None) -> list[Path]:
     jars = sorted(jar_dir.glob("*.jar"))
     if not any(_artifact(j) == "spark-sql-kafka-0-10_2.13" for j in jars):
         raise FileNotFoundError(f"no Spark Kafka connector in {jar_dir}; run: scripts/provision.sh spark-jars")
+    shipped = {_artifact(j) for j in pyspark_jars().glob("*.jar")}
+    return [j for j in jars if _artifact(j) not in shipped]
+
+
+def pyspark_jars() -> Path:
+    """The jars directory of the installed pyspark: the Spark this detector runs on and its evaluator is built
+    against (`scripts/provision.sh evaluator` asks the same interpreter)."""
     import pyspark
 
-    shipped = {_artifact(j) for j in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
-    return [j for j in jars if _artifact(j) not in shipped]
+    return Path(pyspark.__file__).parent / "jars"
 
 
 def evaluator_jar() -> Path:

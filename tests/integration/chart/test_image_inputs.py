@@ -13,10 +13,10 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-import pyspark
 import pytest
 from packaging.requirements import Requirement
 
+from fraudstream_detector.session import pyspark_jars
 from fraudstream_localstack.layout import KAFKA_LIBS, ROOT, SPARK_JARS, build_evaluator, require
 from tests.unit.chart.test_dockerfile import BY_NAME
 
@@ -70,7 +70,7 @@ def test_evaluator_stage_builds_the_developer_jar_with_maven(tmp_path: Path) -> 
     shutil.copytree(SPARK_JARS, tmp_path / ".cache" / "spark-jars")
     (tmp_path / ".cache" / "stamps").mkdir()
     shutil.copy2(ROOT / ".cache" / "stamps" / "spark-jars", tmp_path / ".cache" / "stamps" / "spark-jars")
-    env = {**os.environ, "PYSPARK_JARS_DIR": str(Path(pyspark.__file__).parent / "jars")}
+    env = {**os.environ, "PYSPARK_JARS_DIR": str(pyspark_jars())}
     done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False)
     # The stage's Maven repository holds a copy of every Spark jar (~0.5 GB): not worth keeping in pytest's tmp.
     shutil.rmtree(tmp_path / ".cache" / "maven-repository", ignore_errors=True)

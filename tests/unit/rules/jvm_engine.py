@@ -16,13 +16,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, Final
 
+from fraudstream_detector.session import pyspark_jars
 from fraudstream_localstack.layout import EVALUATOR_TESTS_JAR
 from fraudstream_rules.transactions import Transaction
 
 from .oracle import Record, RuleRecord
 
-REPO: Final = Path(__file__).resolve().parents[3]
-PYSPARK_JARS: Final = REPO / ".venv" / "lib" / "python3.11" / "site-packages" / "pyspark" / "jars"
 HARNESS: Final = "io.fraudstream.evaluator.core.Harness"
 
 
@@ -108,7 +107,7 @@ class JvmEngine:
 
     def __init__(self, jar: Path) -> None:
         self._process = subprocess.Popen(
-            ["java", "-Xss8m", "-cp", f"{jar}:{EVALUATOR_TESTS_JAR}:{PYSPARK_JARS}/*", HARNESS],
+            ["java", "-Xss8m", "-cp", f"{jar}:{EVALUATOR_TESTS_JAR}:{pyspark_jars()}/*", HARNESS],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
