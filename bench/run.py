@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 from confluent_kafka import Consumer, TopicPartition
 
-from bench import cpu_by_thread, machine, rules
+from bench import cpu_by_thread, machine, provenance, rules
 from bench.latency import (
     BUDGET_HIGH_MS,
     BUDGET_LOW_MS,
@@ -313,6 +313,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     try:
         print(f"bench: starting {target.label} ({work})", flush=True)
         target.start()
+        code = {**provenance.checkout(), **provenance.jar(target.evaluator_jar)}
         kafka = target.kafka
         ready = threading.Event()
         consumer = threading.Thread(target=clock.run, args=(kafka, topics.alerts, ready), daemon=True)
@@ -398,6 +399,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
         "target": "k8s" if args.k8s_env else "local",
         "chart_settings": args.k8s_set,
         "label": args.label,
+        "code": code,
         "machine": {**machine.hardware(), "speed_index": speed},
         "cpu_during_window": machine.cpu_shares(cpu_start, cpu_end),
         "paused_s": machine.paused_s(clocks_start, clocks_end),
@@ -470,6 +472,20 @@ def _security_note(r: dict[str, object]) -> str:
     return " ".join(notes + ([] if security == "plaintext" else [f"[Kafka {security}]"]))
 
 
+def _code_note(r: dict[str, object]) -> str:
+    """The code the run measured (`provenance`), for the table's label column: the commit, how many files differed
+    from it, and the first 12 hex digits of the evaluator jar's SHA-256 (nothing for a result without them)."""
+    code = r.get("code")
+    if not isinstance(code, dict) or not code.get("commit"):
+        return ""
+    parts = [f"at {str(code['commit'])[:7]}"]
+    if code.get("changed_files"):
+        parts.append(f"{code['changed_files']} files changed")
+    if code.get("evaluator_jar_sha256"):
+        parts.append(f"evaluator {str(code['evaluator_jar_sha256'])[:12]}")
+    return "[" + "; ".join(parts) + "]"
+
+
 def _clock_step(paused: object) -> str:
     """A step of the wall clock within the window (`machine.paused_s`) of at least PAUSE_NOTED_S either way, as the
     table and the console name it; "" for none (or a result without the reading)."""
@@ -503,7 +519,7 @@ def append_markdown(r: dict[str, object]) -> None:
         )
     m = r["machine"]
     assert isinstance(m, dict)
-    label = " ".join(str(part) for part in (r["label"], _security_note(r)) if part) or "-"
+    label = " ".join(str(part) for part in (r["label"], _security_note(r), _code_note(r)) if part) or "-"
     row = (
         f"| {r['finished_at']} | {label} | {r['rate_tps']} | {r['achieved_tps']} | {r['rules']} "
         f"| {r['payers']} | {r['alerts']} | {r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | {r['max_ms']} "

@@ -6,7 +6,8 @@ only where Kafka and the detector run differs. A target is started, read, and st
 - `generator_env()`: the environment of the benchmark's generator process;
 - `metrics_urls()`: every endpoint serving the detector's metrics (the driver's query metrics and each JVM that runs
   the evaluator's tasks), scraped before and after the window;
-- `detector_pid` and `checkpoint_dir`: for watchers that look at the detector's process (the local stack only).
+- `detector_pid` and `checkpoint_dir`: for watchers that look at the detector's process (the local stack only);
+- `evaluator_jar`: the jar the detector loaded, for the result's provenance (the local stack only).
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ class LocalTarget:
     def detector_pid(self) -> int | None:
         return self._detector.pid
 
+    @property
+    def evaluator_jar(self) -> Path | None:
+        """The evaluator jar the detector loaded at its last start (layout.evaluator_to_run); None before."""
+        jar = self._detector.prepared
+        return jar if isinstance(jar, Path) else None
+
     def stored_data(self) -> list[Path]:
         """What the run stored that only this stack, started again, could read: the detector's checkpoint, Kafka's
         log segments and etcd's data (gigabytes after a soak). The logs beside them are not among them."""
@@ -104,6 +111,7 @@ class DeployedTarget:
     label = "k8s-deploy (local node: driver + executor pods)"
     checkpoint_dir: Path | None = None
     detector_pid: int | None = None
+    evaluator_jar: Path | None = None  # the image's
 
     def __init__(self, env_file: Path, rules_dir: Path, settings: Sequence[str] = ()) -> None:
         node = read_env_file(env_file)

@@ -32,7 +32,7 @@ class PythonService:
     """`python -m MODULE ARGS` with the stack's environment, connecting to Kafka as `component` (its own principal
     on a secured broker, see LocalStack.component_env); ready when `ready(stack)` holds. `prepare`, when given, runs
     at each start before the process is launched (what the process needs built), and an error it raises ends the
-    start."""
+    start; `prepared` keeps what it returned at the last start."""
 
     def __init__(
         self,
@@ -53,10 +53,11 @@ class PythonService:
         self._ready = ready
         self._timeout_s = timeout_s
         self._proc: ManagedProcess | None = None
+        self.prepared: object = None
 
     def start(self, stack: LocalStack) -> None:
         if self._prepare is not None:
-            self._prepare()
+            self.prepared = self._prepare()
         env = stack.component_env(self.component)
         proc = ManagedProcess(self.name, self._argv, self._log_dir / f"{self.name}.log", env=env, cwd=ROOT)
         self._proc = proc.start()

@@ -51,6 +51,26 @@ def test_a_failed_preparation_ends_a_services_start_before_anything_is_launched(
     assert service.pid is None
 
 
+class EnvOnlyStack:
+    """What PythonService.start reads of a stack when no readiness check is given."""
+
+    def component_env(self, component: Component) -> dict[str, str]:
+        return dict(os.environ)
+
+
+def test_a_service_keeps_what_its_preparation_returned_for_the_run_to_record(tmp_path: Path) -> None:
+    built = tmp_path / "built.jar"
+    service = components.PythonService(
+        "svc", "no_such_module", Component.GENERATOR, log_dir=tmp_path, prepare=lambda: built
+    )
+    assert service.prepared is None
+    service.start(cast(LocalStack, EnvOnlyStack()))
+    try:
+        assert service.prepared == built
+    finally:
+        service.stop()
+
+
 def test_the_detector_prepares_its_evaluator_when_started_not_when_made(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
