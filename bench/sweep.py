@@ -25,9 +25,11 @@ from fraudstream_localstack.processes import StopSignals
 SHORTFALL = 0.02
 DEFAULT_RATES = "1000,1500,2000,3000,4000,5000,6000,8000"
 # What each step of the verdict keeps: the halves tell a step that failed at its cold start (first half only) from
-# one that could not keep the rate at all.
+# one that could not keep the rate at all; `code` (bench/provenance.py) what each step measured, since every step
+# starts its own detector, and the checkout's evaluator jar is rebuilt before it when services/evaluator changed.
 STEP_FIELDS = (
-    "rate_tps", "achieved_tps", "p50_ms", "p99_ms", "max_ms", "first_half_p99_ms", "second_half_p99_ms", "error"
+    "rate_tps", "achieved_tps", "p50_ms", "p99_ms", "max_ms", "first_half_p99_ms", "second_half_p99_ms", "code",
+    "error",
 )  # fmt: skip
 
 

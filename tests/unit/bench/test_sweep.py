@@ -42,7 +42,18 @@ def test_the_climb_stops_at_the_first_rate_that_does_not_hold() -> None:
     assert measured == [1000, 1500, 2000]
     assert verdict["highest_sustained_tps"] == 1500
     assert verdict["first_failing_tps"] == 2000
-    assert verdict["steps"] == [{**_step(rate, ceiling=1500), "error": None} for rate in (1000, 1500, 2000)]
+    assert verdict["steps"] == [
+        {**_step(rate, ceiling=1500), "code": None, "error": None} for rate in (1000, 1500, 2000)
+    ]
+
+
+def test_each_step_names_the_code_it_measured() -> None:
+    def measure(rate: float) -> dict[str, object]:
+        jar = "a" * 64 if rate < 2000 else "b" * 64  # the checkout's jar rebuilt between the steps
+        return {**_step(rate, ceiling=8000), "code": {"commit": "f3f133f", "evaluator_jar_sha256": jar}}
+
+    verdict = climb([1000, 2000], measure)
+    assert [step["code"]["evaluator_jar_sha256"] for step in verdict["steps"]] == ["a" * 64, "b" * 64]
 
 
 def test_a_climb_where_nothing_holds_names_no_sustained_rate() -> None:
