@@ -1,38 +1,52 @@
 """What code a benchmark run measured, recorded in its result beside the machine's facts.
 
 A result without it cannot be told apart from one of another commit, and an A/B run of two evaluator jars
-(FRAUDSTREAM_EVALUATOR_JAR) from one of the checkout's own: `bench.sweep` and a long soak start detectors minutes
-apart, and the checkout's jar is rebuilt whenever services/evaluator changes in between.
+(FRAUDSTREAM_EVALUATOR_JAR) from one of the checkout's own: `bench.sweep` starts a detector for each step, minutes
+apart, and the checkout's jar is rebuilt before a start whenever services/evaluator changed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import subprocess
 from pathlib import Path
 
 from fraudstream_localstack.layout import ROOT
 
+# What a benchmark run writes into the checkout itself (its result, plot and row in docs/BENCHMARKS.md), and the
+# docs beside it: not code, so not counted as a change from the commit.
+NOT_CODE = ("bench/results", "docs")
+GIT_TIMEOUT_S = 30.0
+
 
 def checkout(root: Path = ROOT) -> dict[str, object]:
-    """`commit`: the HEAD of the git checkout at `root`, and `changed_files`: how many of its files differ from it
-    (`git status --porcelain`: changed, staged, new and untracked files; ignored ones not); both None where `root`
-    is not a git checkout or git is missing."""
+    """`commit`: the HEAD of the git checkout whose top is `root`, and `changed_files`: how many of its files,
+    outside NOT_CODE, differ from it (changed, staged, deleted, new or untracked; ignored ones not). Both None where
+    `root` is not the top of a git checkout, or git is missing or fails."""
     try:
+        if Path(_git(root, "rev-parse", "--show-toplevel").strip()).resolve() != root.resolve():
+            return {"commit": None, "changed_files": None}  # `root` lies inside another repository
         commit = _git(root, "rev-parse", "HEAD").strip()
-        changed = len(_git(root, "status", "--porcelain").splitlines())
-    except (OSError, subprocess.CalledProcessError):
+        excluded = [f":(exclude){path}" for path in NOT_CODE]
+        status = _git(root, "status", "--porcelain", "--untracked-files=all", "--", ".", *excluded)
+    except (OSError, subprocess.SubprocessError):
         return {"commit": None, "changed_files": None}
-    return {"commit": commit, "changed_files": changed}
+    return {"commit": commit, "changed_files": len(status.splitlines())}
 
 
-def jar(path: Path | None) -> dict[str, object]:
-    """`evaluator_jar`: the evaluator jar the detector loaded, and `evaluator_jar_sha256`: its content's SHA-256 as
-    read now; both None where the target runs an image's jar (`make bench`'s deployed target)."""
-    if path is None:
-        return {"evaluator_jar": None, "evaluator_jar_sha256": None}
-    return {"evaluator_jar": str(path), "evaluator_jar_sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+def runnable(jar: Path | None = None, image: str | None = None) -> dict[str, object]:
+    """What the detector ran: `evaluator_jar`, the evaluator jar it loaded, with `evaluator_jar_sha256`, its
+    content's SHA-256 as read now (None when it cannot be read), or `image`, the container image a deployed
+    detector runs (its jar inside it); the others None."""
+    digest: str | None = None
+    if jar is not None:
+        with contextlib.suppress(OSError):
+            digest = hashlib.sha256(jar.read_bytes()).hexdigest()
+    return {"evaluator_jar": None if jar is None else str(jar), "evaluator_jar_sha256": digest, "image": image}
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+    # No optional locks: a benchmark must not take .git/index.lock from under the developer's own git commands.
+    command = ["git", "--no-optional-locks", "-c", f"safe.directory={root}", "-C", str(root), *args]
+    return subprocess.run(command, capture_output=True, text=True, check=True, timeout=GIT_TIMEOUT_S).stdout

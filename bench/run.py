@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     try:
         print(f"bench: starting {target.label} ({work})", flush=True)
         target.start()
-        code = {**provenance.checkout(), **provenance.jar(target.evaluator_jar)}
+        code = {**provenance.checkout(), **target.runnable}
         kafka = target.kafka
         ready = threading.Event()
         consumer = threading.Thread(target=clock.run, args=(kafka, topics.alerts, ready), daemon=True)
@@ -474,15 +474,19 @@ def _security_note(r: dict[str, object]) -> str:
 
 def _code_note(r: dict[str, object]) -> str:
     """The code the run measured (`provenance`), for the table's label column: the commit, how many files differed
-    from it, and the first 12 hex digits of the evaluator jar's SHA-256 (nothing for a result without them)."""
+    from it, and the first 12 hex digits of the evaluator jar's SHA-256 or the image the detector ran (nothing for a
+    result without them)."""
     code = r.get("code")
     if not isinstance(code, dict) or not code.get("commit"):
         return ""
     parts = [f"at {str(code['commit'])[:7]}"]
     if code.get("changed_files"):
-        parts.append(f"{code['changed_files']} files changed")
+        changed = code["changed_files"]
+        parts.append(f"{changed} file{'' if changed == 1 else 's'} changed")
     if code.get("evaluator_jar_sha256"):
         parts.append(f"evaluator {str(code['evaluator_jar_sha256'])[:12]}")
+    if code.get("image"):
+        parts.append(f"image {code['image']}")
     return "[" + "; ".join(parts) + "]"
 
 

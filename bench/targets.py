@@ -7,7 +7,7 @@ only where Kafka and the detector run differs. A target is started, read, and st
 - `metrics_urls()`: every endpoint serving the detector's metrics (the driver's query metrics and each JVM that runs
   the evaluator's tasks), scraped before and after the window;
 - `detector_pid` and `checkpoint_dir`: for watchers that look at the detector's process (the local stack only);
-- `evaluator_jar`: the jar the detector loaded, for the result's provenance (the local stack only).
+- `runnable`: what the detector ran, the evaluator jar or the image (bench/provenance.py), once started.
 """
 
 from __future__ import annotations
@@ -18,11 +18,21 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench import provenance
 from fraudstream_kafka.acls import Component
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.components import detector
-from fraudstream_localstack.deploy import Cluster, Release, apply_rules, deploy, executor_pods, read_env_file
+from fraudstream_localstack.deploy import (
+    IMAGES_ENV,
+    Cluster,
+    Release,
+    apply_rules,
+    deploy,
+    executor_pods,
+    read_env_file,
+)
 from fraudstream_localstack.kafka_security import KafkaSecurity
+from fraudstream_localstack.layout import evaluator_to_run
 from fraudstream_localstack.operator_component import OperatorComponent
 from fraudstream_localstack.stack import LocalStack, StackConfig
 
@@ -41,7 +51,10 @@ class LocalTarget:
     def __init__(self, work: Path, rules_dir: Path, detector_args: Sequence[str], security: KafkaSecurity) -> None:
         self.config = StackConfig.isolated(work, kafka_security=security)
         self.checkpoint_dir: Path | None = work / "checkpoint"
-        self._detector = detector(self.config, self.checkpoint_dir, list(detector_args), log_dir=work)
+        self.runnable = provenance.runnable()
+        self._detector = detector(
+            self.config, self.checkpoint_dir, list(detector_args), log_dir=work, prepare=self._evaluator_to_run
+        )
         self._stack = LocalStack(
             self.config, [OperatorComponent(examples_dir=rules_dir, timeout_s=300), self._detector]
         )
@@ -61,11 +74,11 @@ class LocalTarget:
     def detector_pid(self) -> int | None:
         return self._detector.pid
 
-    @property
-    def evaluator_jar(self) -> Path | None:
-        """The evaluator jar the detector loaded at its last start (layout.evaluator_to_run); None before."""
-        jar = self._detector.prepared
-        return jar if isinstance(jar, Path) else None
+    def _evaluator_to_run(self) -> Path:
+        """layout.evaluator_to_run, its jar recorded as `runnable` before the detector's JVM opens it."""
+        jar = evaluator_to_run()
+        self.runnable = provenance.runnable(jar)
+        return jar
 
     def stored_data(self) -> list[Path]:
         """What the run stored that only this stack, started again, could read: the detector's checkpoint, Kafka's
@@ -111,13 +124,13 @@ class DeployedTarget:
     label = "k8s-deploy (local node: driver + executor pods)"
     checkpoint_dir: Path | None = None
     detector_pid: int | None = None
-    evaluator_jar: Path | None = None  # the image's
 
     def __init__(self, env_file: Path, rules_dir: Path, settings: Sequence[str] = ()) -> None:
         node = read_env_file(env_file)
         self.cluster = Cluster(Path(node["KUBECONFIG"]), log=lambda line: print(f"bench: {line}", flush=True))
         self.release = Release(settings=("generator.enabled=false", *settings))
         self.rules_dir = rules_dir
+        self.runnable = provenance.runnable()
         self.topics = Topics()
         self.kafka = KafkaSettings(
             bootstrap=f"{self.release.name}-kafka.{self.release.namespace}.svc.cluster.local:9092"
@@ -125,6 +138,7 @@ class DeployedTarget:
 
     def start(self) -> None:
         deploy(self.cluster, self.release)
+        self.runnable = provenance.runnable(image=read_env_file(IMAGES_ENV)["FRAUDSTREAM_IMAGE"])  # what deploy ran
         self.cluster.kubectl("delete", "fraudrules", "--all", "--all-namespaces", "--wait=true", "--timeout=300s")
         apply_rules(self.cluster, RULES_NAMESPACE, timeout_s=300, directory=self.rules_dir)
 

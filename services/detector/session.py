@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+import pyspark
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
@@ -86,10 +87,9 @@ def connector_jars(jar_dir: Path | None = None) -> list[Path]:
 
 
 def pyspark_jars() -> Path:
-    """The jars directory of the installed pyspark: the Spark this detector runs on and its evaluator is built
-    against (`scripts/provision.sh evaluator` asks the same interpreter)."""
-    import pyspark
-
+    """The jars directory of the pyspark this interpreter imports: the Spark this detector runs on. In a checkout that
+    is the .venv's, which `scripts/provision.sh evaluator` builds the evaluator against (the image build names the
+    same jars through PYSPARK_JARS_DIR)."""
     return Path(pyspark.__file__).parent / "jars"
 
 

@@ -32,7 +32,7 @@ class PythonService:
     """`python -m MODULE ARGS` with the stack's environment, connecting to Kafka as `component` (its own principal
     on a secured broker, see LocalStack.component_env); ready when `ready(stack)` holds. `prepare`, when given, runs
     at each start before the process is launched (what the process needs built), and an error it raises ends the
-    start; `prepared` keeps what it returned at the last start."""
+    start."""
 
     def __init__(
         self,
@@ -53,11 +53,10 @@ class PythonService:
         self._ready = ready
         self._timeout_s = timeout_s
         self._proc: ManagedProcess | None = None
-        self.prepared: object = None
 
     def start(self, stack: LocalStack) -> None:
         if self._prepare is not None:
-            self.prepared = self._prepare()
+            self._prepare()
         env = stack.component_env(self.component)
         proc = ManagedProcess(self.name, self._argv, self._log_dir / f"{self.name}.log", env=env, cwd=ROOT)
         self._proc = proc.start()
@@ -86,12 +85,13 @@ def detector(
     checkpoint_dir: Path = LOCAL / "checkpoints" / "detector",
     extra_args: Sequence[str] = (),
     log_dir: Path = LOCAL / "logs",
+    prepare: Callable[[], Path] | None = None,
 ) -> PythonService:
     """The Spark detector on `config`'s metrics ports; ready once its Real-time Mode query runs (its `/readyz`: a new
     checkpoint is seeded first) and it has processed input (the rules the operator published first, so the rule set
     is loaded): a completed batch, or records seen by the evaluator. Starting it first builds the evaluator jar it
-    will load, unless FRAUDSTREAM_EVALUATOR_JAR names another (layout.evaluator_to_run): a jar older than the
-    checkout's sources would run old code under the new code's name."""
+    will load, unless FRAUDSTREAM_EVALUATOR_JAR names another (layout.evaluator_to_run, or `prepare` in its place): a
+    jar older than the checkout's sources would run old code under the new code's name."""
 
     def ready(stack: LocalStack) -> bool:
         env = stack.env()
@@ -108,8 +108,9 @@ def detector(
     args += ["--evaluator-metrics-port", str(config.detector_evaluator_metrics_port)]
     args += ["--driver-memory", "4g", *extra_args]
     return PythonService(
-        "detector", "fraudstream_detector", Component.DETECTOR, args, ready, log_dir=log_dir, prepare=evaluator_to_run
-    )
+        "detector", "fraudstream_detector", Component.DETECTOR, args, ready, log_dir=log_dir,
+        prepare=prepare or evaluator_to_run,
+    )  # fmt: skip
 
 
 def generator(rate: float = 20.0, log_dir: Path = LOCAL / "logs") -> PythonService:

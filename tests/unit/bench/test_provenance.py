@@ -1,16 +1,32 @@
-"""What code a benchmark run measured: the checkout's commit and changes, the evaluator jar's checksum (a real git
-in a scratch repository), and how the table's label column shows them."""
+"""What code a benchmark run measured: the checkout's commit and changes (a real git in a scratch repository), the
+evaluator jar's checksum taken when the local stack's detector prepares it, and how the table's label column shows
+them."""
 
 from __future__ import annotations
 
 import hashlib
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from bench import provenance
+from bench import provenance, targets
 from bench.run import _code_note
+from fraudstream_kafka.acls import Component
+from fraudstream_localstack.components import PythonService
+from fraudstream_localstack.kafka_security import KafkaSecurity
+
+NONE = {"commit": None, "changed_files": None}
+
+
+@pytest.fixture(autouse=True)
+def isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """git as in a fresh account: no global or system configuration (signing, hooks), and no repository found above
+    the test's directory."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
 
 
 def git(root: Path, *args: str) -> str:
@@ -18,44 +34,96 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
 
 
-def test_a_checkout_is_named_by_its_head_and_the_files_that_differ_from_it(tmp_path: Path) -> None:
-    git(tmp_path, "init", "-q")
-    (tmp_path / "tracked.py").write_text("a = 1\n")
-    (tmp_path / ".gitignore").write_text("ignored/\n")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-q", "-m", "first")
-    head = git(tmp_path, "rev-parse", "HEAD")
-    assert provenance.checkout(tmp_path) == {"commit": head, "changed_files": 0}
+def committed(root: Path) -> str:
+    root.mkdir(exist_ok=True)
+    git(root, "init", "-q")
+    (root / "tracked.py").write_text("a = 1\n")
+    (root / ".gitignore").write_text("ignored/\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "BENCHMARKS.md").write_text("| row |\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    return git(root, "rev-parse", "HEAD")
 
-    (tmp_path / "tracked.py").write_text("a = 2\n")
-    (tmp_path / "new.py").write_text("b = 1\n")
-    (tmp_path / "ignored").mkdir()
-    (tmp_path / "ignored" / "result.json").write_text("{}\n")
-    assert provenance.checkout(tmp_path) == {"commit": head, "changed_files": 2}
+
+def test_a_checkout_is_named_by_its_head_and_the_files_that_differ_from_it(tmp_path: Path) -> None:
+    root = tmp_path / "checkout"
+    head = committed(root)
+    assert provenance.checkout(root) == {"commit": head, "changed_files": 0}
+
+    (root / "tracked.py").write_text("a = 2\n")
+    (root / "new").mkdir()
+    (root / "new" / "one.py").write_text("b = 1\n")
+    (root / "new" / "two.py").write_text("c = 1\n")
+    (root / "ignored").mkdir()
+    (root / "ignored" / "scratch.json").write_text("{}\n")
+    assert provenance.checkout(root) == {"commit": head, "changed_files": 3}
+
+
+def test_what_a_benchmark_run_writes_into_the_checkout_is_not_a_change_of_code(tmp_path: Path) -> None:
+    root = tmp_path / "checkout"
+    head = committed(root)
+    (root / "docs" / "BENCHMARKS.md").write_text("| row |\n| the run's row |\n")
+    (root / "bench" / "results").mkdir(parents=True)
+    (root / "bench" / "results" / "latest.json").write_text("{}\n")
+    assert provenance.checkout(root) == {"commit": head, "changed_files": 0}
 
 
 def test_outside_a_checkout_the_commit_is_unknown_not_an_error(tmp_path: Path) -> None:
-    assert provenance.checkout(tmp_path) == {"commit": None, "changed_files": None}
+    assert provenance.checkout(tmp_path) == NONE
+
+
+def test_a_directory_inside_another_checkout_is_not_named_by_that_checkouts_commit(tmp_path: Path) -> None:
+    committed(tmp_path / "outer")
+    inner = tmp_path / "outer" / "unpacked"
+    inner.mkdir()
+    assert provenance.checkout(inner) == NONE
 
 
 def test_the_jar_is_named_with_its_contents_checksum(tmp_path: Path) -> None:
     jar = tmp_path / "evaluator.jar"
     jar.write_bytes(b"PK\x03\x04 not really a jar")
-    assert provenance.jar(jar) == {
-        "evaluator_jar": str(jar),
-        "evaluator_jar_sha256": hashlib.sha256(b"PK\x03\x04 not really a jar").hexdigest(),
+    digest = hashlib.sha256(b"PK\x03\x04 not really a jar").hexdigest()
+    assert provenance.runnable(jar) == {"evaluator_jar": str(jar), "evaluator_jar_sha256": digest, "image": None}
+    assert provenance.runnable(image="fraudstream:abc") == {
+        "evaluator_jar": None,
+        "evaluator_jar_sha256": None,
+        "image": "fraudstream:abc",
     }
-    assert provenance.jar(None) == {"evaluator_jar": None, "evaluator_jar_sha256": None}
+    gone = tmp_path / "gone.jar"
+    assert provenance.runnable(gone) == {"evaluator_jar": str(gone), "evaluator_jar_sha256": None, "image": None}
+
+
+def test_the_local_stack_records_the_jar_its_detector_prepares_when_it_prepares_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    jar = tmp_path / "built.jar"
+    jar.write_bytes(b"built")
+    preparations: list[Callable[[], Path]] = []
+
+    def detector(*args: object, prepare: Callable[[], Path], **kwargs: object) -> PythonService:
+        preparations.append(prepare)
+        return PythonService("detector", "fraudstream_detector", Component.DETECTOR)
+
+    monkeypatch.setattr(targets, "detector", detector)
+    monkeypatch.setattr(targets, "evaluator_to_run", lambda: jar)
+    target = targets.LocalTarget(tmp_path, tmp_path / "rules", [], KafkaSecurity.PLAINTEXT)
+    assert target.runnable == provenance.runnable()
+    (prepare,) = preparations
+    assert prepare() == jar
+    assert target.runnable == provenance.runnable(jar)
+    assert target.runnable["evaluator_jar_sha256"] == hashlib.sha256(b"built").hexdigest()
 
 
 @pytest.mark.parametrize(
     ("code", "note"),
     [(None, ""),
-     ({"commit": None, "changed_files": None, "evaluator_jar": None, "evaluator_jar_sha256": None}, ""),
-     ({"commit": "f3f133f0123", "changed_files": 0, "evaluator_jar": None, "evaluator_jar_sha256": None},
-      "[at f3f133f]"),
-     ({"commit": "f3f133f0123", "changed_files": 3, "evaluator_jar": "/x.jar", "evaluator_jar_sha256": "ab" * 32},
-      "[at f3f133f; 3 files changed; evaluator abababababab]")],
+     ({**NONE, "evaluator_jar": None, "evaluator_jar_sha256": None, "image": None}, ""),
+     ({"commit": "f3f133f0123", "changed_files": 0, "evaluator_jar_sha256": None, "image": None}, "[at f3f133f]"),
+     ({"commit": "f3f133f0123", "changed_files": 1, "evaluator_jar_sha256": "ab" * 32, "image": None},
+      "[at f3f133f; 1 file changed; evaluator abababababab]"),
+     ({"commit": "f3f133f0123", "changed_files": 3, "evaluator_jar_sha256": None, "image": "fraudstream:1a2b"},
+      "[at f3f133f; 3 files changed; image fraudstream:1a2b]")],
 )  # fmt: skip
 def test_the_label_column_names_the_code_measured(code: object, note: str) -> None:
     assert _code_note({"code": code} if code is not None else {}) == note

@@ -51,26 +51,6 @@ def test_a_failed_preparation_ends_a_services_start_before_anything_is_launched(
     assert service.pid is None
 
 
-class EnvOnlyStack:
-    """What PythonService.start reads of a stack when no readiness check is given."""
-
-    def component_env(self, component: Component) -> dict[str, str]:
-        return dict(os.environ)
-
-
-def test_a_service_keeps_what_its_preparation_returned_for_the_run_to_record(tmp_path: Path) -> None:
-    built = tmp_path / "built.jar"
-    service = components.PythonService(
-        "svc", "no_such_module", Component.GENERATOR, log_dir=tmp_path, prepare=lambda: built
-    )
-    assert service.prepared is None
-    service.start(cast(LocalStack, EnvOnlyStack()))
-    try:
-        assert service.prepared == built
-    finally:
-        service.stop()
-
-
 def test_the_detector_prepares_its_evaluator_when_started_not_when_made(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -86,6 +66,21 @@ def test_the_detector_prepares_its_evaluator_when_started_not_when_made(
     with pytest.raises(NotBuilt):
         service.start(cast(LocalStack, object()))
     assert calls == [1]
+
+
+def test_the_detector_runs_a_preparation_it_is_given_in_place_of_the_build(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def build() -> Path:
+        raise AssertionError("the default preparation ran")
+
+    def given() -> Path:
+        raise NotBuilt
+
+    monkeypatch.setattr(components, "evaluator_to_run", build)
+    service = components.detector(StackConfig.isolated(tmp_path), tmp_path / "cp", log_dir=tmp_path, prepare=given)
+    with pytest.raises(NotBuilt):
+        service.start(cast(LocalStack, object()))
 
 
 def test_a_build_over_its_time_is_stopped_whole_with_a_clear_error(
