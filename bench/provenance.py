@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from fraudstream_localstack.layout import ROOT
@@ -18,6 +20,11 @@ from fraudstream_localstack.layout import ROOT
 # docs beside it: not code, so not counted as a change from the commit.
 NOT_CODE = ("bench/results", "docs")
 GIT_TIMEOUT_S = 30.0
+# Variables that would point git at another repository, index or work tree than `root`'s, whatever -C says.
+GIT_LOCATION_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+# What chooses a local detector's JVM and adds to its options, besides the code: pyspark runs $JAVA_HOME/bin/java
+# and passes SPARK_SUBMIT_OPTS to the driver's JVM.
+JVM_ENV = ("JAVA_HOME", "SPARK_SUBMIT_OPTS")
 
 
 def checkout(root: Path = ROOT) -> dict[str, object]:
@@ -35,18 +42,27 @@ def checkout(root: Path = ROOT) -> dict[str, object]:
     return {"commit": commit, "changed_files": len(status.splitlines())}
 
 
-def runnable(jar: Path | None = None, image: str | None = None) -> dict[str, object]:
+def runnable(
+    jar: Path | None = None, image: str | None = None, env: Mapping[str, str] | None = None
+) -> dict[str, object]:
     """What the detector ran: `evaluator_jar`, the evaluator jar it loaded, with `evaluator_jar_sha256`, its
     content's SHA-256 as read now (None when it cannot be read), or `image`, the container image a deployed
-    detector runs (its jar inside it); the others None."""
+    detector runs (its jar inside it); and `detector_jvm`, the JVM_ENV variables of `env`, the environment a local
+    detector inherits, which choose its JVM and add to its options (an A/B run's arms). What is not known is None."""
     digest: str | None = None
     if jar is not None:
         with contextlib.suppress(OSError):
             digest = hashlib.sha256(jar.read_bytes()).hexdigest()
-    return {"evaluator_jar": None if jar is None else str(jar), "evaluator_jar_sha256": digest, "image": image}
+    return {
+        "evaluator_jar": None if jar is None else str(jar),
+        "evaluator_jar_sha256": digest,
+        "image": image,
+        "detector_jvm": None if env is None else {name: env.get(name) for name in JVM_ENV},
+    }
 
 
 def _git(root: Path, *args: str) -> str:
     # No optional locks: a benchmark must not take .git/index.lock from under the developer's own git commands.
     command = ["git", "--no-optional-locks", "-c", f"safe.directory={root}", "-C", str(root), *args]
-    return subprocess.run(command, capture_output=True, text=True, check=True, timeout=GIT_TIMEOUT_S).stdout
+    env = {name: value for name, value in os.environ.items() if name not in GIT_LOCATION_ENV}
+    return subprocess.run(command, capture_output=True, text=True, check=True, timeout=GIT_TIMEOUT_S, env=env).stdout

@@ -17,13 +17,13 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from bench import provenance
 from fraudstream_kafka.acls import Component
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.components import detector
 from fraudstream_localstack.deploy import (
-    IMAGES_ENV,
     Cluster,
     Release,
     apply_rules,
@@ -77,7 +77,7 @@ class LocalTarget:
     def _evaluator_to_run(self) -> Path:
         """layout.evaluator_to_run, its jar recorded as `runnable` before the detector's JVM opens it."""
         jar = evaluator_to_run()
-        self.runnable = provenance.runnable(jar)
+        self.runnable = provenance.runnable(jar, env=os.environ)  # the detector inherits this environment
         return jar
 
     def stored_data(self) -> list[Path]:
@@ -138,7 +138,8 @@ class DeployedTarget:
 
     def start(self) -> None:
         deploy(self.cluster, self.release)
-        self.runnable = provenance.runnable(image=read_env_file(IMAGES_ENV)["FRAUDSTREAM_IMAGE"])  # what deploy ran
+        images = {c["image"] for pod in self._detector_pods() for c in pod["spec"]["containers"]}
+        self.runnable = provenance.runnable(image=", ".join(sorted(images)) or None)  # as running, --set included
         self.cluster.kubectl("delete", "fraudrules", "--all", "--all-namespaces", "--wait=true", "--timeout=300s")
         apply_rules(self.cluster, RULES_NAMESPACE, timeout_s=300, directory=self.rules_dir)
 
@@ -153,7 +154,12 @@ class DeployedTarget:
         return {**os.environ, **self.kafka.as_env(), **self.topics.as_env()}
 
     def metrics_urls(self) -> list[str]:
-        pods = self.cluster.get("pods", "-n", self.release.namespace, "-l", "app.kubernetes.io/component=detector")
-        driver = [f"http://{p['status']['podIP']}:9108/metrics" for p in pods["items"] if p["status"].get("podIP")]
+        pods = self._detector_pods()
+        driver = [f"http://{p['status']['podIP']}:9108/metrics" for p in pods if p["status"].get("podIP")]
         executors = executor_pods(self.cluster, self.release.namespace)
         return driver + [f"http://{p['status']['podIP']}:9111/metrics" for p in executors if p["status"].get("podIP")]
+
+    def _detector_pods(self) -> list[dict[str, Any]]:
+        """The pods labelled as the release's detector component: its driver (executor_pods finds its executors)."""
+        pods = self.cluster.get("pods", "-n", self.release.namespace, "-l", "app.kubernetes.io/component=detector")
+        return list(pods["items"])

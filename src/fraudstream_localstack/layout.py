@@ -74,10 +74,10 @@ def build_evaluator(timeout_s: float = 600) -> Path:
 
 def evaluator_to_run() -> Path:
     """The evaluator jar a detector started from this checkout loads: the one FRAUDSTREAM_EVALUATOR_JAR names (set and
-    not empty), run as it is (the image's, or an older build for an A/B run), else EVALUATOR_JAR after
-    build_evaluator."""
+    not empty; a relative name from ROOT, where the stack runs the detector), run as it is (the image's, or an older
+    build for an A/B run), else EVALUATOR_JAR after build_evaluator."""
     named = os.environ.get("FRAUDSTREAM_EVALUATOR_JAR")
-    return Path(named) if named else build_evaluator()
+    return ROOT / named if named else build_evaluator()
 
 
 def require(path: Path, step: str) -> Path:

@@ -29,6 +29,14 @@ def test_a_jar_named_by_the_environment_is_run_as_it_is(monkeypatch: pytest.Monk
     assert layout.evaluator_to_run() == tmp_path / "other.jar"
 
 
+def test_a_relative_name_is_the_checkouts_path_as_the_detector_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FRAUDSTREAM_EVALUATOR_JAR", ".cache/evaluator/fraudstream-evaluator.jar")
+    monkeypatch.chdir("/")
+    assert layout.evaluator_to_run() == layout.EVALUATOR_JAR
+    monkeypatch.chdir(layout.ROOT)  # the local stack runs the detector here (PythonService: cwd=ROOT)
+    assert evaluator_jar().resolve() == layout.EVALUATOR_JAR.resolve()
+
+
 def test_without_a_named_jar_the_checkouts_jar_is_built_from_its_sources(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FRAUDSTREAM_EVALUATOR_JAR", raising=False)
     assert layout.evaluator_to_run() == layout.EVALUATOR_JAR
