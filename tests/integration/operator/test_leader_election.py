@@ -39,6 +39,26 @@ def holder(leases: client.CoordinationV1Api, namespace: str) -> str | None:
     return lease.spec.holder_identity if lease.spec else None
 
 
+def take_lease(leases: client.CoordinationV1Api, namespace: str, identity: str, duration_s: int) -> float:
+    """Hands the Lease to `identity` as any other client must: read, change, replace, and again from the read when
+    the replace loses to a renewal (409 Conflict: the leader renews every retry period). Returns the monotonic time
+    of the replace that won."""
+
+    def attempt() -> float | None:
+        lease = leases.read_namespaced_lease(LEASE, namespace)
+        lease.spec.holder_identity = identity
+        lease.spec.lease_duration_seconds = duration_s
+        try:
+            leases.replace_namespaced_lease(LEASE, namespace, lease)
+        except client.ApiException as exc:
+            if exc.status == 409:
+                return None
+            raise
+        return time.monotonic()
+
+    return wait_for(attempt, 10, f"the lease replaced with holder {identity}", interval_s=0)
+
+
 def leader_and_standby(
     leases: client.CoordinationV1Api, namespace: str, replicas: list[OperatorProcess]
 ) -> tuple[OperatorProcess, OperatorProcess]:
@@ -114,12 +134,8 @@ def test_a_leader_that_sees_its_lease_taken_exits_at_once(
 ) -> None:
     leader = start_replica("replica-a")
     wait_for(leader.leads, 60, "replica-a reconciled")
-    lease = leases.read_namespaced_lease(LEASE, rules.namespace)
-    lease.spec.holder_identity = "intruder"
-    lease.spec.lease_duration_seconds = 60
 
-    taken_at = time.monotonic()
-    leases.replace_namespaced_lease(LEASE, rules.namespace, lease)
+    taken_at = take_lease(leases, rules.namespace, "intruder", duration_s=60)
     wait_for(lambda: not leader.process.alive(), 10, "replica-a to exit")
 
     assert time.monotonic() - taken_at <= 2 * RETRY_S + 2
