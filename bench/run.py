@@ -30,7 +30,7 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -48,7 +48,7 @@ from bench.latency import (
 )
 from bench.rules import write_manifests
 from bench.targets import DeployedTarget, LocalTarget, in_cluster_dns
-from fraudstream_kafka.settings import KafkaSettings
+from fraudstream_kafka.settings import ConfigValue, KafkaSettings
 from fraudstream_localstack.kafka_security import KafkaSecurity
 from fraudstream_localstack.layout import ROOT
 from fraudstream_localstack.processes import ManagedProcess, StopSignals
@@ -100,7 +100,7 @@ class AlertSample:
         return self.received_ms - self.transaction_ts_ms
 
 
-PHASES = {
+PHASES: dict[str, Callable[[AlertSample], float]] = {
     "ingest_to_detect": lambda s: s.detected_ms - s.transaction_ts_ms,
     "detect_to_send": lambda s: s.sent_ms - s.detected_ms,
     "send_to_receive": lambda s: s.received_ms - s.sent_ms,
@@ -115,25 +115,25 @@ class AlertClock:
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def run(self, kafka: KafkaSettings, topic: str, ready: threading.Event) -> None:
-        consumer = Consumer(
-            kafka.client_config(
-                **{
-                    "group.id": f"bench-{uuid.uuid4().hex[:8]}",
-                    "auto.offset.reset": "latest",
-                    "fetch.wait.max.ms": 5,
-                    "enable.auto.commit": False,
-                }
-            )
-        )
+        options: dict[str, ConfigValue] = {
+            "group.id": f"bench-{uuid.uuid4().hex[:8]}",
+            "auto.offset.reset": "latest",
+            "fetch.wait.max.ms": 5,
+            "enable.auto.commit": False,
+        }
+        consumer = Consumer(kafka.client_config(**options))
         consumer.subscribe([topic], on_assign=lambda c, parts: ready.set())
         try:
             # One message per poll, stamped the moment it is handed over: consume(n, timeout) would hold the first
             # alert of a batch until the batch filled or the timeout passed, and add that wait to its latency.
             while not self._stop.is_set():
                 msg = consumer.poll(0.05)
-                if msg is not None and msg.error() is None:
-                    received_ms = time.time() * 1000
-                    self.samples.append(AlertSample.of(json.loads(msg.value()), received_ms, msg.timestamp()[1]))
+                if msg is None or msg.error() is not None:
+                    continue
+                received_ms = time.time() * 1000
+                value = msg.value()
+                if value is not None:  # an alert always has a value; a stray tombstone is not one
+                    self.samples.append(AlertSample.of(json.loads(value), received_ms, msg.timestamp()[1]))
         finally:
             consumer.close()
 

@@ -58,7 +58,7 @@ def detector_ns_per_event(function: AggregatorFunction, size: int, batches: int,
             fields={"transactionId": f"t{i}", "eventTime": T0_MS + i * spacing_ms, "payerId": "p1", "paymentAmount": v},
             raw=b"",
             event_time_ms=T0_MS + i * spacing_ms,
-            ingest_ts_ms=T0_MS + 1 + i,
+            ingest_ts_ms=T0_MS + i * spacing_ms + 1,
             partition=0,
             offset=i,
         )
@@ -90,13 +90,15 @@ def window_ns_per_event(function: AggregatorFunction, size: int, batches: int, b
     window.prepare(("paymentAmount",), {"r": WindowSpec("r", kind, WINDOW_MS, DEFAULT_LATENESS_MS, value_of)})
     warmup = size + DEFAULT_LATENESS_MS // spacing_ms
     values = amounts(warmup + batches * batch_events, seed=size)
-    events = [StoredEvent(T0_MS + i * spacing_ms, T0_MS + i, 0, i, 0, (v,)) for i, v in enumerate(values)]
+    events = [
+        StoredEvent(T0_MS + i * spacing_ms, T0_MS + i * spacing_ms + 1, 0, i, 0, (v,)) for i, v in enumerate(values)
+    ]
 
     def feed(chunk: list[StoredEvent]) -> None:
         for event in chunk:
             window.insert(event)
             window.aggregate("r", event.event_time_ms)
-            window.raise_floor(event.event_time_ms - WINDOW_MS - DEFAULT_LATENESS_MS)
+            window.set_floor(event.event_time_ms - WINDOW_MS - DEFAULT_LATENESS_MS)
 
     feed(events[:warmup])
     timings = []
@@ -105,6 +107,7 @@ def window_ns_per_event(function: AggregatorFunction, size: int, batches: int, b
         began = time.process_time_ns()
         feed(chunk)
         timings.append((time.process_time_ns() - began) / batch_events)
+    assert len(window) == warmup + 1, (len(window), warmup)  # the window plus the lateness span
     return statistics.median(timings)
 
 
