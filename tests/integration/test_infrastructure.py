@@ -92,6 +92,12 @@ def test_apiserver_serves_a_crd_and_its_custom_resources(kubeconfig: Path) -> No
         return any(c.type == "Established" and c.status == "True" for c in crd.status.conditions or [])
 
     wait_for(established, 30, "widget CRD established")
+    # Established can come before the resource is served: the watch below has no retry of its own.
+    wait_for(
+        lambda: objects.list_namespaced_custom_object("infra.fraudstream.io", "v1", "default", "widgets"),
+        30,
+        "widgets served",
+    )
     seen: list[str] = []
     stream = watch.Watch()
 

@@ -79,7 +79,8 @@ def test_the_soak_watches_a_real_detector(kafka_settings: KafkaSettings, unique_
         producer.join(30)
         detector.stop()
     assert 0 < marking.old_live_mb <= cleanup.heap_after_mb  # the live old generation is within the heap
-    assert len(watcher.disk) >= 20 and watcher.disk[-1].state_bytes > 0
+    # One sample a second over the 25 s, less what a loaded machine takes from it (the watch's first jcmd among it).
+    assert len(watcher.disk) >= 10 and watcher.disk[-1].state_bytes > 0
     report = watcher.report([], start_ms, end_ms)
     assert len(report["transitions"]) >= 2, watcher.commits  # a batch every 5 s
     assert all(t["stall_ms"] is None for t in report["transitions"])  # no alerts, so no silence to measure

@@ -69,7 +69,12 @@ def release(kubeconfig: Path, chart_crds: None) -> Iterator[Release]:
     applied = [o for o in objects if o["kind"] in APPLIED_KINDS]
     kubectl(kubeconfig, "apply", "-f", "-", stdin=yaml.safe_dump_all(applied))
     try:
-        yield Release(namespace, objects)
+        release = Release(namespace, objects)
+        # The authorizer sees new bindings through its informers (as test_rbac polls for).
+        wait_for(
+            lambda: can(kubeconfig, release.driver, "create", "pods", namespace), 60, "the driver's RBAC in effect"
+        )
+        yield release
     finally:
         for obj in applied:
             if obj["kind"].startswith("ValidatingAdmissionPolicy"):
@@ -91,8 +96,8 @@ def policy_in_effect(kubeconfig: Path, release: Release) -> None:
     probe["spec"]["serviceAccountName"] = "default"
 
     def refused() -> bool:
-        accepted, _ = as_driver(kubeconfig, release, "create", "--dry-run=server", "-f", "-", manifest=probe)
-        return not accepted
+        accepted, stderr = as_driver(kubeconfig, release, "create", "--dry-run=server", "-f", "-", manifest=probe)
+        return not accepted and "ValidatingAdmissionPolicy" in stderr
 
     wait_for(refused, 60, "the executor pod policy in effect", interval_s=0.5)
 
