@@ -19,7 +19,7 @@ is refused with a ValueError naming it, rather than silently scraped differently
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 POD_MONITOR = "PodMonitor"
@@ -157,7 +157,7 @@ def discovery_namespaces(monitors: Iterable[Mapping[str, Any]]) -> list[str]:
     return sorted({ns for monitor in monitors for ns in _namespaces(monitor)})
 
 
-def server_config(monitors: list[Mapping[str, Any]], rule_dir: str, evaluation_interval: str) -> dict[str, Any]:
+def server_config(monitors: Sequence[Mapping[str, Any]], rule_dir: str, evaluation_interval: str) -> dict[str, Any]:
     """A whole prometheus.yml: the monitors' scrape configurations and every rule file under `rule_dir`."""
     return {
         "global": {"scrape_interval": "15s", "evaluation_interval": evaluation_interval},

@@ -135,7 +135,7 @@ DEFAULT_RATE_TPS = 1_000
 @functools.cache
 def _zipf_top_share(n: int, s: float) -> float:
     """P(rank 0) of a Zipf law over n ranks with exponent s (as fraudstream_generator.workload.ZipfSampler draws)."""
-    return 1.0 / sum(1.0 / (k + 1) ** s for k in range(n))
+    return 1.0 / sum(1.0 / math.pow(k + 1, s) for k in range(n))
 
 
 def _hottest_share(keys: list[str], config: WorkloadConfig) -> float:
@@ -144,7 +144,7 @@ def _hottest_share(keys: list[str], config: WorkloadConfig) -> float:
     shares = {"payerId": _zipf_top_share(config.payers, config.zipf_s),
               "beneficiaryId": _zipf_top_share(config.beneficiaries, config.zipf_s),
               "paymentType": 1 - config.cash_share}  # fmt: skip
-    return math.prod(shares[key] for key in keys)
+    return float(math.prod(shares[key] for key in keys))
 
 
 def _ordinary_share_and_amount(filters: list[dict[str, str]], config: WorkloadConfig) -> tuple[float, float]:

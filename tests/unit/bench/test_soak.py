@@ -318,7 +318,12 @@ def test_soak_options_reach_bench_run_after_its_defaults(
     monkeypatch: pytest.MonkeyPatch, argv: list[str], forwarded: list[str], interval_s: float, reach_ms: float
 ) -> None:
     calls: list[tuple[list[str], Any]] = []
-    monkeypatch.setattr(run, "main", lambda args, watcher: calls.append((args, watcher)) or 0)
+
+    def main(args: list[str], watcher: Any) -> int:
+        calls.append((args, watcher))
+        return 0
+
+    monkeypatch.setattr(run, "main", main)
     assert soak.main(argv) == 0
     [(args, watcher)] = calls
     defaults = ["--duration-s", "3600", "--output", str(run.RESULTS / "soak.json"), "--label", "soak"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 
 from bench.sweep import DEFAULT_RATES, ascending_rates, climb, failed_step, holds, main
@@ -48,7 +50,7 @@ def test_the_climb_stops_at_the_first_rate_that_does_not_hold() -> None:
 
 
 def test_each_step_names_the_code_it_measured() -> None:
-    def measure(rate: float) -> dict[str, object]:
+    def measure(rate: float) -> Mapping[str, object]:
         jar = "a" * 64 if rate < 2000 else "b" * 64  # the checkout's jar rebuilt between the steps
         return {**_step(rate, ceiling=8000), "code": {"commit": "f3f133f", "evaluator_jar_sha256": jar}}
 
@@ -69,7 +71,7 @@ def test_the_default_ladder_can_show_issue_12s_target_of_4000_held() -> None:
 
 
 def test_a_step_that_could_not_run_fails_and_the_steps_before_it_stay() -> None:
-    def measure(rate: float) -> dict[str, object]:
+    def measure(rate: float) -> Mapping[str, object]:
         return _step(rate, ceiling=8000) if rate < 2000 else failed_step(rate, "RuntimeError: kafka did not start")
 
     verdict = climb([1000, 2000, 3000], measure)

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -25,10 +26,11 @@ def substitute(expr: str, values: dict[str, str] = TEST_SUBSTITUTIONS) -> str:
     return expr
 
 
-def panel(title_part: str) -> dict[str, object]:
+def panel(title_part: str) -> dict[str, Any]:
     hits = [p for p in dashboard()["panels"] if title_part.lower() in p["title"].lower()]
     assert len(hits) == 1, f"expected one panel titled *{title_part}*, got {[p['title'] for p in hits]}"
-    return hits[0]
+    hit: dict[str, Any] = hits[0]
+    return hit
 
 
 def test_the_committed_json_is_what_the_sdk_code_renders() -> None:
@@ -52,10 +54,10 @@ def test_dashboard_identity_and_variables() -> None:
 
 def test_latency_panel_has_p50_p95_p99_with_300_and_500_ms_lines() -> None:
     latency = panel("latency (p50")
-    exprs = [t["expr"] for t in latency["targets"]]  # type: ignore[index]
+    exprs = [t["expr"] for t in latency["targets"]]
     for quantile in ("0.50", "0.95", "0.99"):
         assert any(f"histogram_quantile({quantile}," in e and "fraud_alert_latency_seconds_bucket" in e for e in exprs)
-    defaults = latency["fieldConfig"]["defaults"]  # type: ignore[index]
+    defaults = latency["fieldConfig"]["defaults"]
     assert defaults["unit"] == "s"
     assert [s["value"] for s in defaults["thresholds"]["steps"]][1:] == [0.3, 0.5]
     assert defaults["custom"]["thresholdsStyle"]["mode"] == "line"
@@ -85,7 +87,7 @@ def test_latency_panel_has_p50_p95_p99_with_300_and_500_ms_lines() -> None:
     ],
 )
 def test_panel_shows(title_part: str, metrics: list[str]) -> None:
-    text = " ".join(t["expr"] for t in panel(title_part)["targets"])  # type: ignore[attr-defined]
+    text = " ".join(t["expr"] for t in panel(title_part)["targets"])
     for metric in metrics:
         assert metric in text, f"{title_part}: {metric} missing"
 
@@ -95,7 +97,7 @@ def test_panel_shows(title_part: str, metrics: list[str]) -> None:
     [("input lag", "FraudDetectorLagging", 60), ("skip ratio", "FraudRuleSkippingMost", 0.5)],
 )
 def test_red_line_is_the_alert_threshold(title_part: str, alert: str, threshold: float) -> None:
-    defaults = panel(title_part)["fieldConfig"]["defaults"]  # type: ignore[index]
+    defaults = panel(title_part)["fieldConfig"]["defaults"]
     assert defaults["custom"]["thresholdsStyle"]["mode"] == "line"
     assert defaults["thresholds"]["steps"][-1] == {"color": "red", "value": threshold}
     rules = {r.get("alert"): r for g in yaml.safe_load(RULES_FILE.read_text())["groups"] for r in g["rules"]}

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from fraudstream_localstack.layout import ROOT, versions
-from tests.unit.chart.rendering import CHART, mode, render
+from tests.unit.chart.rendering import CHART, Manifest, mode, render
 
 DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
@@ -208,7 +208,7 @@ def test_chart_paths_exist_in_the_image() -> None:
     assert "SPARK_HOME=/opt/spark" in env
 
 
-def find_spark_application() -> dict[str, object]:
+def find_spark_application() -> Manifest:
     return next(o for o in render(mode("spark-application")) if o["kind"] == "SparkApplication")
 
 

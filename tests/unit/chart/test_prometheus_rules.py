@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -81,7 +82,7 @@ def test_latency_alert_is_p99_above_500_ms_for_5_minutes() -> None:
     assert "histogram_quantile(0.99" in rules[p99["expr"].split()[0]]["expr"]
 
 
-def _rules_by_name() -> dict[str, dict[str, str]]:
+def _rules_by_name() -> dict[str, dict[str, Any]]:
     groups = yaml.safe_load(RULES_FILE.read_text())["groups"]
     return {r.get("alert", r.get("record")): r for g in groups for r in g["rules"]}
 

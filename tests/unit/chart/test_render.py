@@ -433,7 +433,8 @@ def _driver_container(objects: list[Manifest]) -> Manifest:
     """The Spark driver container of either detector mode (the Deployment's, or the SparkApplication's template)."""
     apps = [o for o in objects if o["kind"] == "SparkApplication"]
     if apps:
-        return apps[0]["spec"]["driverSpec"]["podTemplateSpec"]["spec"]["containers"][0]
+        container: Manifest = apps[0]["spec"]["driverSpec"]["podTemplateSpec"]["spec"]["containers"][0]
+        return container
     return _driver(objects)[1]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,10 +73,11 @@ def test_containerd_config_keeps_to_the_state_directory_and_names_the_sandbox_im
 
 
 def test_base_spec_sets_nofile_and_leaves_the_rest() -> None:
-    default = {"process": {"rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}], "cwd": "/"}}
+    nofile = {"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}
+    default: dict[str, Any] = {"process": {"rlimits": [nofile], "cwd": "/"}}
     spec = cfg.base_runtime_spec(default, 20000)
     assert spec["process"] == {"rlimits": [{"type": "RLIMIT_NOFILE", "hard": 20000, "soft": 20000}], "cwd": "/"}
-    assert default["process"]["rlimits"][0]["hard"] == 1024  # type: ignore[index]
+    assert default["process"]["rlimits"][0]["hard"] == 1024
 
 
 def test_cluster_dns_address_agrees_everywhere(layout: cfg.NodeLayout) -> None:
@@ -95,7 +97,8 @@ def test_kubelet_runs_on_cgroupfs_under_the_node_root_and_on_containerd(layout: 
 
 
 def test_cni_network_uses_the_pod_cidr_and_keeps_its_addresses_in_the_state_directory(layout: cfg.NodeLayout) -> None:
-    bridge, portmap = cfg.cni_conflist(layout)["plugins"]  # type: ignore[misc]
+    plugins: Any = cfg.cni_conflist(layout)["plugins"]
+    bridge, portmap = plugins
     assert bridge["ipam"]["ranges"] == [[{"subnet": layout.pod_cidr}]]
     assert Path(bridge["ipam"]["dataDir"]).parent.parent == layout.state_dir
     assert portmap["type"] == "portmap"

@@ -219,12 +219,12 @@ def run_oracle(
                 if result is not None and _HOLDS[spec.limit_operator.value](result[0], Fraction(spec.limit)):
                     alerts.add((rule_id, tx.transaction_id, canonical_decimal(result[1])))
 
-            newest_ms = max(x.event_time_ms for _, x in events)
-            stored[key] = [(j, x) for j, x in events if x.event_time_ms >= newest_ms - exact_ms]
+            stored_newest_ms = max(x.event_time_ms for _, x in events)
+            stored[key] = [(j, x) for j, x in events if x.event_time_ms >= stored_newest_ms - exact_ms]
             for rule_id, entry in held.items():
-                p = group_rules[rule_id].rule.spec.precision_ms
-                assert p is not None
-                first = (newest_ms - lateness_ms - group_rules[rule_id].rule.spec.window_ms) // p
-                entry.members = [m for m in entry.members if m[1].event_time_ms // p >= first]
+                precision_ms = group_rules[rule_id].rule.spec.precision_ms
+                assert precision_ms is not None
+                first = (stored_newest_ms - lateness_ms - group_rules[rule_id].rule.spec.window_ms) // precision_ms
+                entry.members = [m for m in entry.members if m[1].event_time_ms // precision_ms >= first]
         outcomes.append(Outcome(frozenset(alerts), tuple(late), None, frozenset(skipped), out_of_order))
     return outcomes

@@ -294,8 +294,8 @@ def test_state_shrinks_when_the_widest_rule_is_paused() -> None:
 def test_a_key_group_whose_rules_are_all_bucketed_keeps_no_events() -> None:
     h = Harness()
     hourly = {"windowMinutes": 60, "windowPrecisionSeconds": 600, "limit": "3"}
-    h.rule(make_rule("ns/hourly", **hourly), rule_id="ns/hourly")
-    h.rule(make_rule("ns/paused", **hourly, state="PAUSE"), rule_id="ns/paused")
+    h.rule(make_rule("ns/hourly", spec=hourly), rule_id="ns/hourly")
+    h.rule(make_rule("ns/paused", spec=hourly, state="PAUSE"), rule_id="ns/paused")
     outcomes = [h.tx(T0 + step * MINUTE, paymentAmount=1) for step in range(4)]
     window = h.store.get(PAYER_P1)
     assert window is not None and len(window) == 0

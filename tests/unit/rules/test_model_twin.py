@@ -63,7 +63,7 @@ def test_refused_specs_are_refused_with_the_same_message(jvm_engine: JvmEngine, 
     assert_twins(jvm_engine, raw)
 
 
-ODD_VALUES = st.sampled_from(
+ODD_VALUES: st.SearchStrategy[object] = st.sampled_from(
     [None, True, 0, -1, 1, 7, 60, 3600, 10**20, "60", "", "x", [], ["payerId"], {}, Decimal("0.5"), Decimal("1e3")]
 )
 
