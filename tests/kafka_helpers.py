@@ -6,6 +6,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from confluent_kafka import Consumer, Message, Producer
 
@@ -65,6 +66,37 @@ def consume_until(
         consumer.close()
 
 
+def value_of(message: Message) -> bytes:
+    """The message's value; a message without one (a tombstone) fails the test."""
+    value = message.value()
+    assert value is not None, f"no value at {message.topic()}[{message.partition()}]@{message.offset()}"
+    return value
+
+
+def text_of(message: Message) -> str:
+    """The message's value as UTF-8 text."""
+    return value_of(message).decode()
+
+
+def json_of(message: Message) -> Any:
+    """The message's value parsed as JSON."""
+    return json.loads(value_of(message))
+
+
+def key_of(message: Message) -> str:
+    """The message's key as UTF-8 text; a message without one fails the test."""
+    key = message.key()
+    assert key is not None, f"no key at {message.topic()}[{message.partition()}]@{message.offset()}"
+    return key.decode()
+
+
+def headers_of(message: Message) -> dict[str, str]:
+    """The message's headers as text (the last value of a repeated header)."""
+    raw = message.headers() or []
+    pairs = raw.items() if isinstance(raw, dict) else raw
+    return {name: value.decode() if isinstance(value, bytes) else value or "" for name, value in pairs}
+
+
 def alert_ids(messages: Iterable[Message]) -> list[str]:
     """The `alertId` of each alert message, in the order read."""
-    return [json.loads(m.value())["alertId"] for m in messages]  # type: ignore[arg-type]
+    return [json_of(m)["alertId"] for m in messages]

@@ -27,16 +27,25 @@ class ProcessDiedError(RuntimeError):
     """A managed process exited while something waited for it; waiting longer cannot help."""
 
 
-def wait_for(check: Callable[[], T | None], timeout_s: float, what: str, interval_s: float = 0.1) -> T:
+def wait_for(
+    check: Callable[[], T | None],
+    timeout_s: float,
+    what: str,
+    interval_s: float = 0.1,
+    watching: Sequence[ManagedProcess] = (),
+) -> T:
     """Polls `check` until it returns something other than None/False, or raises NotReadyError after timeout_s.
 
     Exceptions raised by `check` count as "not yet" (the last one is named in the error), except
-    ProcessDiedError, which ends the wait at once.
+    ProcessDiedError, which ends the wait at once: as it does when a process of `watching` has exited (checked
+    before each call of `check`).
     """
     deadline = time.monotonic() + timeout_s
     last_error: BaseException | None = None
     while True:
         try:
+            for process in watching:
+                process.check_alive()
             result = check()
             if result is not None and result is not False:
                 return result

@@ -32,7 +32,7 @@ from fraudstream_rules.model import parse_rule_message
 from fraudstream_rules.transactions import parse_transaction
 from tests.integration.detector.harness import DetectorEndpoints, Script, detector_process, sample
 from tests.integration.operator.harness import operator_in_new_namespace
-from tests.kafka_helpers import consume_until, produce
+from tests.kafka_helpers import consume_until, headers_of, json_of, produce
 from tests.unit.rules import oracle
 
 pytestmark = pytest.mark.integration
@@ -198,7 +198,7 @@ class Case:
         """This case's alerts on the topic once they include `expected` (and a moment for any extra)."""
 
         def mine(messages: list[Message]) -> set[tuple[str, str, str]]:
-            alerts = [json.loads(m.value()) for m in messages]
+            alerts = [json_of(m) for m in messages]
             return {
                 (a["ruleId"], a["transactionId"], a["aggregateValue"])
                 for a in alerts
@@ -212,16 +212,16 @@ class Case:
         """The DLQ record of the transaction at `offset`: its headers and value."""
 
         def found(messages: list[Message]) -> bool:
-            return any(int(dict(m.headers() or [])["source.offset"]) == offset for m in messages if self._ours(m))
+            return any(int(headers_of(m)["source.offset"]) == offset for m in messages if self._ours(m))
 
         messages = consume_until(self.stack.kafka, self.stack.topics.dlq, found, timeout_s=90)
-        (message,) = [m for m in messages if self._ours(m) and int(dict(m.headers() or [])["source.offset"]) == offset]
-        headers = {key: value.decode() for key, value in message.headers() or []}
+        (message,) = [m for m in messages if self._ours(m) and int(headers_of(m)["source.offset"]) == offset]
+        headers = headers_of(message)
         assert len(headers["error.detail"].encode()) <= MAX_DETAIL_BYTES
         return headers, message.value() or b""
 
     def _ours(self, message: Message) -> bool:
-        return dict(message.headers() or []).get("source.topic") == self.stack.topics.transactions.encode()
+        return headers_of(message).get("source.topic") == self.stack.topics.transactions
 
     def ordinary(self) -> set[tuple[str, str, str]]:
         """Ordinary transactions of two fresh keys that alert (SUM over 100, MAX at 500); their expected alerts."""

@@ -17,7 +17,7 @@ from fraudstream_localstack.operator_component import is_ready, kubectl
 from fraudstream_localstack.processes import wait_for
 from tests.integration.detector.harness import Script, detector_config, running_detector
 from tests.integration.operator.harness import BIG_SPENDER_MANIFEST, operator_in_new_namespace
-from tests.kafka_helpers import consume_until
+from tests.kafka_helpers import consume_until, json_of
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +56,7 @@ def test_applied_fraudrule_raises_an_alert_for_matching_transactions(
     finally:
         operator.stop()
         kubectl(kubeconfig, "delete", "namespace", namespace, "--wait=false")
-    got = sorted((json.loads(m.value()) for m in alerts), key=lambda a: a["transactionId"])
+    got = sorted((json_of(m) for m in alerts), key=lambda a: a["transactionId"])
     assert [(a["ruleId"], a["transactionId"], a["aggregateValue"]) for a in got] == [
         (f"{namespace}/big-spender", "e2e-2", "200000.01"),
         (f"{namespace}/big-spender", "e2e-3", "200005.01"),

@@ -111,7 +111,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
     daemon = ManagedProcess("containerd", ["containerd", "--config", str(config)], base / "containerd.log").start()
     runtime = Containerd(address, base / "runc")
     try:
-        wait_for(lambda: daemon.check_alive() or runtime.ctr("version").returncode == 0, 60, "containerd")
+        wait_for(lambda: runtime.ctr("version").returncode == 0, 60, "containerd", watching=[daemon])
         yield runtime
     finally:
         try:

@@ -14,7 +14,7 @@ from kubernetes import client, config, watch
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import contract_topics, ensure_topics
 from fraudstream_localstack.processes import wait_for
-from tests.kafka_helpers import consume_until, produce
+from tests.kafka_helpers import consume_until, key_of, produce, text_of
 
 pytestmark = pytest.mark.integration
 
@@ -26,7 +26,7 @@ def test_kafka_produce_consume_round_trip(kafka_settings: KafkaSettings, unique_
 
     got = consume_until(kafka_settings, unique_topics.transactions, lambda ms: len(ms) >= 20)
 
-    assert sorted((m.key().decode(), m.value().decode()) for m in got) == sorted(sent)
+    assert sorted((key_of(m), text_of(m)) for m in got) == sorted(sent)
 
 
 def test_rules_topic_is_compacted_and_reads_back_latest_per_key(
@@ -40,7 +40,7 @@ def test_rules_topic_is_compacted_and_reads_back_latest_per_key(
 
     produce(kafka_settings, unique_topics.rules, [("ns/a", "v1"), ("ns/b", "v1"), ("ns/a", "v2"), ("ns/b", None)])
     got = consume_until(kafka_settings, unique_topics.rules, lambda ms: len(ms) >= 4)
-    latest = {m.key().decode(): m.value() for m in got}
+    latest = {key_of(m): m.value() for m in got}
     assert latest == {"ns/a": b"v2", "ns/b": None}
 
 
@@ -182,4 +182,4 @@ def test_spark_streams_from_and_to_the_real_broker(
         got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 10, timeout_s=120)
     finally:
         query.stop()
-    assert sorted(m.value().decode() for m in got) == sorted(f"V{i}" for i in range(10))
+    assert sorted(text_of(m) for m in got) == sorted(f"V{i}" for i in range(10))

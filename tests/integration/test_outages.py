@@ -5,7 +5,6 @@ A broker of its own (the session's serves other tests), stopped and started agai
 
 from __future__ import annotations
 
-import json
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from fraudstream_localstack.kafka import KafkaBroker
 from fraudstream_localstack.processes import ManagedProcess, wait_for
 from fraudstream_rules.alerts import alert_id
 from tests.integration.detector.harness import Script, detector_process, sample
-from tests.kafka_helpers import alert_ids, consume_until
+from tests.kafka_helpers import alert_ids, consume_until, json_of
 
 pytestmark = pytest.mark.integration
 
@@ -82,7 +81,7 @@ def test_outages_of_30_seconds_and_3_minutes_lose_no_alert(broker: KafkaBroker, 
         assert set(alert_ids(got)) == expected
 
     try:
-        wait_for(lambda: detector.check_alive() or url.ready(), 300, "the detector running", 1)
+        wait_for(url.ready, 300, "the detector running", 1, watching=[detector])
         transactions(20)
         all_alerted()
         for outage_s in (30, 180):
@@ -103,19 +102,20 @@ def test_a_detector_started_while_the_broker_is_down_waits_and_says_so(broker: K
     detector, url = detector_process(kafka, TOPICS, tmp_path / "checkpoint", tmp_path / "detector.log")
     try:
         wait_for(
-            lambda: detector.check_alive() or f"waiting for Kafka at {kafka.bootstrap}" in detector.log_tail(),
+            lambda: f"waiting for Kafka at {kafka.bootstrap}" in detector.log_tail(),
             120,
             "the detector saying it waits for Kafka",
+            watching=[detector],
         )
         alive_through(detector, 10)
         assert not url.ready()
         broker.start()
-        wait_for(lambda: detector.check_alive() or url.ready(), 300, "the detector running", 1)
+        wait_for(url.ready, 300, "the detector running", 1, watching=[detector])
         script = Script(kafka, TOPICS, next_ts_ms=int(time.time() * 1000))
         script.rule("outage/every-tx", COUNT_EVERY_TRANSACTION)
         wait_for(lambda: sample(url, "fraud_active_rules") == 1, 120, "the rule loaded")
         script.transaction({"transactionId": "after", "eventTime": script.next_ts_ms, "payerId": "p"})
         got = consume_until(kafka, TOPICS.alerts, lambda ms: len(ms) >= 1, timeout_s=120)
-        assert [json.loads(m.value())["transactionId"] for m in got] == ["after"]
+        assert [json_of(m)["transactionId"] for m in got] == ["after"]
     finally:
         detector.stop()

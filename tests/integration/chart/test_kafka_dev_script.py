@@ -14,7 +14,7 @@ from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import contract_topics, ensure_topics
 from fraudstream_localstack.layout import CONFIG, KAFKA_LIBS, require
 from fraudstream_localstack.processes import ManagedProcess, free_port, port_open, wait_for
-from tests.kafka_helpers import consume_until, produce
+from tests.kafka_helpers import consume_until, json_of, produce
 from tests.unit.chart.rendering import KAFKA_DEV_SCRIPT
 
 pytestmark = pytest.mark.integration
@@ -66,7 +66,7 @@ def test_dev_broker_starts_serves_the_contract_topics_and_survives_a_restart(tmp
         listed = AdminClient(settings.client_config()).list_topics(timeout=10).topics
         assert set(topics.as_env().values()) <= set(listed)
         got = consume_until(settings, topics.transactions, lambda ms: len(ms) >= 1)
-        assert json.loads(got[0].value()) == {"transactionId": 1}
+        assert json_of(got[0]) == {"transactionId": 1}
     finally:
         broker.stop()
     assert log.read_text().count("formatting") == 1, "storage was formatted again on restart"

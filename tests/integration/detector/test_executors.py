@@ -7,7 +7,6 @@ of its own, as Kubernetes runs them in executor pods. The executor serves the ev
 
 from __future__ import annotations
 
-import json
 import math
 import time
 import urllib.request
@@ -19,7 +18,7 @@ from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import ensure_contract_topics
 from fraudstream_localstack.processes import wait_for
 from tests.integration.detector.harness import DetectorEndpoints, Script, detector_process, samples_at
-from tests.kafka_helpers import consume_until
+from tests.kafka_helpers import consume_until, json_of
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +55,7 @@ def test_the_evaluator_runs_in_an_executor_jvm_which_serves_its_metrics(
     )
     try:
         got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 2, timeout_s=300)
-        assert sorted(json.loads(m.value())["transactionId"] for m in got) == ["t1", "t2"]
+        assert sorted(json_of(m)["transactionId"] for m in got) == ["t1", "t2"]
         # The executor's JVM serves the evaluation metrics, not the driver's.
         assert evaluator_sample(endpoints, "fraud_evaluator_info", executor_id="0") == 1
         wait_for(

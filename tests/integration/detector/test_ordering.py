@@ -14,7 +14,7 @@ from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.processes import wait_for
 from tests.integration.detector.harness import Script, detector_config, evaluator_samples, running_detector
 from tests.integration.detector.test_pipeline import spec
-from tests.kafka_helpers import consume_until
+from tests.kafka_helpers import consume_until, json_of
 
 pytestmark = pytest.mark.integration
 
@@ -54,5 +54,5 @@ def test_a_reorder_wait_evaluates_two_partitions_in_ingestion_order(
         wanted = 0 if reorder_wait_ms else 1
         wait_for(lambda: evaluator_samples(spark, config).get(out_of_order, 0) >= wanted, 30, "the out-of-order count")
         counted = evaluator_samples(spark, config).get(out_of_order, 0)
-    assert {json.loads(m.value())["transactionId"] for m in got} == expected
+    assert {json_of(m)["transactionId"] for m in got} == expected
     assert counted == wanted

@@ -31,7 +31,7 @@ from tests.integration.detector.harness import (
     evaluator_samples,
     running_detector,
 )
-from tests.kafka_helpers import consume_until
+from tests.kafka_helpers import consume_until, headers_of, json_of
 from tests.unit.rules import oracle
 from tests.unit.rules.jvm_engine import java_reporter
 
@@ -69,7 +69,7 @@ def expected_alerts(records: list[Produced], lateness_ms: int) -> set[tuple[str,
 
 
 def alert_keys(messages: list[Any]) -> set[tuple[str, str, str]]:
-    alerts = [json.loads(m.value()) for m in messages]
+    alerts = [json_of(m) for m in messages]
     return {(a["ruleId"], str(a["transactionId"]), a["aggregateValue"]) for a in alerts}
 
 
@@ -360,7 +360,7 @@ def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_runni
         alerts = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= 1, timeout_s=60)
         assert detector.query.isActive
 
-    headers = [{k: v.decode() for k, v in (m.headers() or [])} for m in dlq]
+    headers = [headers_of(m) for m in dlq]
     by_offset = {int(h["source.offset"]): (h["error"], h["error.detail"]) for h in headers}
     tx_offsets = [r.offset for r in script.records if not r.rule]
     assert by_offset[tx_offsets[0]] == ("unparseable", "not valid UTF-8 at byte 0")
@@ -369,8 +369,8 @@ def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_runni
     assert (error, detail.split(" by ")[0]) == ("late", 'late for group [["payerId"],["a"]]')
     assert len(dlq) == 3, "the non-numeric amount skips the rule; it is not dead-lettered"
     assert all(h["source.topic"] == unique_topics.transactions for h in headers)
-    assert [m.value() for m in dlq if int(dict(m.headers())["source.offset"]) == tx_offsets[0]] == [b"\xff not json"]
-    assert {json.loads(m.value())["transactionId"] for m in alerts} == {"ok2"}
+    assert [m.value() for m in dlq if int(headers_of(m)["source.offset"]) == tx_offsets[0]] == [b"\xff not json"]
+    assert {json_of(m)["transactionId"] for m in alerts} == {"ok2"}
 
     # What the evaluator serves as metrics: each outcome counted once, the alert's latency observed.
     def served(name: str, **labels: str) -> float:

@@ -37,7 +37,7 @@ def test_a_detector_process_seeds_a_new_checkpoint_in_micro_batches_then_runs_re
         kafka_settings, unique_topics, checkpoint, log, ["--starting-offsets", "latest"]
     )
     try:
-        wait_for(lambda: detector.check_alive() or endpoints.ready(), 300, "the detector ready", 1)
+        wait_for(endpoints.ready, 300, "the detector ready", 1, watching=[detector])
         seeded_commits = log_batches(checkpoint, "commits")
         text = log.read_text()
     finally:
@@ -69,10 +69,11 @@ def test_a_detector_killed_in_the_middle_of_its_seeding_is_continued_with_every_
     first, _ = detector_process(kafka_settings, unique_topics, checkpoint, tmp_path / "detector-1.log", latest)
     try:
         wait_for(
-            lambda: first.check_alive() or bool(log_batches(checkpoint, "commits")),
+            lambda: bool(log_batches(checkpoint, "commits")),
             300,
             "a seeding batch committed",
             0.02,
+            watching=[first],
         )
         assert first.pid is not None
         os.killpg(first.pid, signal.SIGKILL)
@@ -88,7 +89,7 @@ def test_a_detector_killed_in_the_middle_of_its_seeding_is_continued_with_every_
     script.transactions(txs[:3])  # while no detector runs
     second, endpoints = detector_process(kafka_settings, unique_topics, checkpoint, tmp_path / "detector-2.log", latest)
     try:
-        wait_for(lambda: second.check_alive() or endpoints.ready(), 300, "the second detector ready", 1)
+        wait_for(endpoints.ready, 300, "the second detector ready", 1, watching=[second])
         script.transactions(txs[3:])
         expected = {alert_id(rule, str(tx["transactionId"])) for rule in rules for tx in txs}
         got = consume_until(

@@ -15,7 +15,7 @@ from fraudstream_kafka.settings import Topics
 from fraudstream_localstack.kafka import KafkaBroker
 from fraudstream_localstack.kafka_security import ADMIN, KafkaSecurity
 from tests.integration.security.harness import secure_topics
-from tests.kafka_helpers import consume_until, produce
+from tests.kafka_helpers import consume_until, produce, text_of
 
 pytestmark = pytest.mark.integration
 
@@ -51,4 +51,4 @@ def test_spark_reads_and_writes_over_mutual_tls_as_the_detector(
                             lambda ms: len(ms) >= 10, timeout_s=120)  # fmt: skip
     finally:
         query.stop()
-    assert sorted(m.value().decode() for m in got) == sorted(f"V{i}" for i in range(10))
+    assert sorted(text_of(m) for m in got) == sorted(f"V{i}" for i in range(10))

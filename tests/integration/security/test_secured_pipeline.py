@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, Message
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.kafka import KafkaBroker
@@ -23,7 +23,7 @@ from fraudstream_localstack.processes import ManagedProcess, wait_for
 from tests.integration.detector.harness import DetectorEndpoints, detector_process, sample
 from tests.integration.operator.harness import BIG_SPENDER_MANIFEST, liveness_answer, operator_in_new_namespace
 from tests.integration.security.harness import produce_one, secure_topics
-from tests.kafka_helpers import consume_until, produce
+from tests.kafka_helpers import consume_until, json_of, key_of, produce
 
 pytestmark = pytest.mark.integration
 
@@ -88,8 +88,7 @@ def pipeline(
             secured_kafka.settings("detector", mode), topics, tmp / "checkpoint", tmp / "detector.log",
             extra_args=["--metrics-addr", "127.0.0.1"],
         )  # fmt: skip
-        running = detector
-        wait_for(lambda: running.check_alive() or url.ready(), 240, "the detector's query running", interval_s=0.5)
+        wait_for(url.ready, 240, "the detector's query running", interval_s=0.5, watching=[detector])
         yield SecuredPipeline(secured_kafka, mode, topics, namespace, url)
     finally:
         kubectl(kubeconfig, "delete", "-f", str(manifest), "--ignore-not-found", "--timeout=60s")
@@ -109,12 +108,12 @@ def transaction(tx_id: str, payer: str, amount: str) -> tuple[str, str]:
 def alerts_for(pipeline: SecuredPipeline, tx_ids: set[str]) -> list[dict[str, object]]:
     """Every alert on the alerts topic once all of `tx_ids` have one (read as the admin)."""
 
-    def done(messages: list[object]) -> bool:
-        seen = {json.loads(m.value())["transactionId"] for m in messages}  # type: ignore[attr-defined]
+    def done(messages: list[Message]) -> bool:
+        seen = {json_of(m)["transactionId"] for m in messages}
         return tx_ids <= seen
 
     messages = consume_until(pipeline.settings(ADMIN), pipeline.topics.alerts, done, timeout_s=120)
-    return [json.loads(m.value()) for m in messages]
+    return [json_of(m) for m in messages]
 
 
 def test_a_fraudrule_raises_alerts_with_every_component_as_its_own_principal(pipeline: SecuredPipeline) -> None:
@@ -149,7 +148,7 @@ def test_principals_without_the_acl_write_no_rule_and_no_tombstone_and_detection
     # The rules topic holds the operator's record only, and the detector still evaluates that rule alone: a
     # transaction only the forged rule would alert on raises nothing, the real rule still alerts.
     on_topic = consume_until(pipeline.settings(ADMIN), pipeline.topics.rules, lambda ms: len(ms) >= 1, timeout_s=30)
-    assert [(m.key().decode(), m.value() is not None) for m in on_topic] == [(pipeline.rule_id, True)]
+    assert [(key_of(m), m.value() is not None) for m in on_topic] == [(pipeline.rule_id, True)]
     run = uuid.uuid4().hex[:6]
     small = transaction(f"{run}-small", f"carol-{run}", "5")
     big = transaction(f"{run}-big", f"dave-{run}", "250000")

@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,6 +70,19 @@ def test_wait_for_gives_up_at_once_when_the_process_died() -> None:
     with pytest.raises(ProcessDiedError):
         wait_for(died, 60, "kafka", interval_s=0.01)
     assert len(calls) == 1
+
+
+def test_wait_for_gives_up_at_once_when_a_watched_process_exits(tmp_path: Path) -> None:
+    from fraudstream_localstack.processes import ManagedProcess, ProcessDiedError
+
+    exiting = ManagedProcess("quitter", ["sh", "-c", "echo bye; exit 3"], tmp_path / "quitter.log").start()
+    try:
+        began = time.monotonic()
+        with pytest.raises(ProcessDiedError, match=r"quitter exited with 3; log tail:\nbye"):
+            wait_for(lambda: False, 60, "something the quitter would do", interval_s=0.01, watching=[exiting])
+        assert time.monotonic() - began < 30, "the wait ended with the process, not at its deadline"
+    finally:
+        exiting.stop()
 
 
 @pytest.mark.parametrize("value", ["http://127.0.0.1:9090/metrics", "/a dir/with spaces", "it's $HOME; `x`", ""])
