@@ -34,7 +34,7 @@ install:
 lint: install
 	$(PY) -m ruff check $(CODE)
 	$(PY) -m ruff format --check $(CODE)
-	$(PY) -m mypy src operator/fraudstream_operator services bench tests/unit
+	$(PY) -m mypy src operator/fraudstream_operator services bench tests
 
 # The JVM evaluator's JUnit tests, offline: `make install` put Spark and every plugin into .cache/maven-repository.
 java-test: install

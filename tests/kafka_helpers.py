@@ -13,6 +13,12 @@ from confluent_kafka import Consumer, Message, Producer
 from fraudstream_kafka.settings import ConfigValue, KafkaSettings
 
 
+def reliable_producer(settings: KafkaSettings) -> Producer:
+    """An idempotent producer whose sends are acknowledged by every in-sync replica."""
+    reliable: dict[str, ConfigValue] = {"enable.idempotence": True, "acks": "all"}
+    return Producer(settings.client_config(**reliable))
+
+
 def produce(
     settings: KafkaSettings,
     topic: str,
@@ -20,8 +26,7 @@ def produce(
     timestamp_ms: int | None = None,
 ) -> None:
     """Produces (key, value) records and waits until every one is acknowledged."""
-    reliable: dict[str, ConfigValue] = {"enable.idempotence": True, "acks": "all"}
-    producer = Producer(settings.client_config(**reliable))
+    producer = reliable_producer(settings)
     errors: list[str] = []
 
     def on_delivery(err: object, _msg: Message) -> None:

@@ -22,12 +22,10 @@ def api_client(retries: int | None = None) -> client.ApiClient:
     configuration = client.Configuration()
     configuration.retries = retries
     try:
-        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        config.load_incluster_config(client_configuration=configuration)
     except config.ConfigException:
         kubeconfig = os.environ.get("KUBECONFIG") or None
-        config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig, client_configuration=configuration, persist_config=False
-        )
+        config.load_kube_config(config_file=kubeconfig, client_configuration=configuration, persist_config=False)
     return client.ApiClient(configuration)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from confluent_kafka.admin import (  # type: ignore[attr-defined]
+from confluent_kafka.admin import (
     AclBinding,
     AclOperation,
     AclPermissionType,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 from confluent_kafka.cimpl import NewTopic
 
 from .exceptions import NotAuthorizedError

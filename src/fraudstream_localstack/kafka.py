@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from confluent_kafka.admin import (  # type: ignore[attr-defined]
+from confluent_kafka.admin import (
     AdminClient,
     ScramCredentialInfo,
     ScramMechanism,

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -323,7 +323,7 @@ class LocalNode:
             raise host.HostCommandError(f"kubectl {' '.join(args)}: {proc.stderr.strip()}")
         return proc.stdout
 
-    def apply(self, objects: list[dict[str, object]]) -> None:
+    def apply(self, objects: Sequence[Mapping[str, object]]) -> None:
         self.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
 
     def node_ready(self) -> bool:

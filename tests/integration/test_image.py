@@ -117,7 +117,11 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
         try:
             for task in runtime.names("tasks"):
                 runtime.ctr("tasks", "kill", "--signal", "SIGKILL", task)
-                wait_for(lambda t=task: runtime.ctr("tasks", "delete", t).returncode == 0, 30, f"task {task} gone")
+
+                def deleted(t: str = task) -> bool:
+                    return runtime.ctr("tasks", "delete", t).returncode == 0
+
+                wait_for(deleted, 30, f"task {task} gone")
             for container in runtime.names("containers"):
                 runtime.ctr("containers", "delete", container)
             for image in runtime.names("images"):

@@ -6,15 +6,17 @@ import json
 import threading
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource
-from kubernetes import client, config, watch
+from kubernetes import client, watch
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import contract_topics, ensure_topics
 from fraudstream_localstack.processes import wait_for
 from tests.kafka_helpers import consume_until, key_of, produce, text_of
+from tests.kube_helpers import api_client
 
 pytestmark = pytest.mark.integration
 
@@ -51,7 +53,7 @@ def test_ensure_topics_is_idempotent(kafka_settings: KafkaSettings, unique_topic
     assert {unique_topics.transactions, unique_topics.rules, unique_topics.alerts, unique_topics.dlq} <= set(names)
 
 
-WIDGET_CRD = {
+WIDGET_CRD: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1",
     "kind": "CustomResourceDefinition",
     "metadata": {"name": "widgets.infra.fraudstream.io"},
@@ -83,13 +85,16 @@ WIDGET_CRD = {
 
 
 def test_apiserver_serves_a_crd_and_its_custom_resources(kubeconfig: Path) -> None:
-    api = config.new_client_from_config(str(kubeconfig))
-    client.ApiextensionsV1Api(api).create_custom_resource_definition(WIDGET_CRD)
+    api = api_client(kubeconfig)
+    crd = client.V1CustomResourceDefinition.from_dict(WIDGET_CRD)
+    assert crd is not None
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
     objects = client.CustomObjectsApi(api)
 
     def established() -> bool:
         crd = client.ApiextensionsV1Api(api).read_custom_resource_definition(WIDGET_CRD["metadata"]["name"])
-        return any(c.type == "Established" and c.status == "True" for c in crd.status.conditions or [])
+        conditions = crd.status.conditions if crd.status else None
+        return any(c.type == "Established" and c.status == "True" for c in conditions or [])
 
     wait_for(established, 30, "widget CRD established")
     # Established can come before the resource is served: the watch below has no retry of its own.
@@ -129,6 +134,7 @@ def test_apiserver_serves_a_crd_and_its_custom_resources(kubeconfig: Path) -> No
         "widget create",
     )
     read = objects.get_namespaced_custom_object("infra.fraudstream.io", "v1", "default", "widgets", name)
+    assert isinstance(read, dict)
     watcher.join(timeout=30)
 
     assert read["spec"] == {"size": 3}
@@ -145,15 +151,16 @@ def test_apiserver_serves_a_crd_and_its_custom_resources(kubeconfig: Path) -> No
 
 
 def test_apiserver_enforces_rbac_for_unprivileged_users(kube: object, kubeconfig: Path) -> None:
-    api = config.new_client_from_config(str(kubeconfig))
-    review = client.AuthorizationV1Api(api).create_subject_access_review(
-        {
-            "apiVersion": "authorization.k8s.io/v1",
-            "kind": "SubjectAccessReview",
-            "spec": {"user": "nobody", "resourceAttributes": {"verb": "list", "resource": "secrets"}},
-        }
+    api = api_client(kubeconfig)
+    request = client.V1SubjectAccessReview(
+        api_version="authorization.k8s.io/v1",
+        kind="SubjectAccessReview",
+        spec=client.V1SubjectAccessReviewSpec(
+            user="nobody", resource_attributes=client.V1ResourceAttributes(verb="list", resource="secrets")
+        ),
     )
-    assert review.status.allowed is False
+    review = client.AuthorizationV1Api(api).create_subject_access_review(request)
+    assert review.status is not None and review.status.allowed is False
 
 
 def test_spark_streams_from_and_to_the_real_broker(

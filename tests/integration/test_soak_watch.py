@@ -50,6 +50,7 @@ def test_the_soak_watches_a_real_detector(kafka_settings: KafkaSettings, unique_
         wait_for(evaluating, 300, "the detector's first batch", interval_s=1)
         start_ms = time.time() * 1000
         threads.start()
+        assert detector.pid is not None
         watcher.watch(run.Measurement(tmp_path, checkpoint, detector.pid, start_ms, 25))
         end_ms = time.time() * 1000
         threads.stop()

@@ -23,7 +23,7 @@ import yaml
 from fraudstream_localstack.components import detector, generator
 from fraudstream_localstack.operator_component import OperatorComponent, is_ready, kubectl
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
-from fraudstream_localstack.stack import LocalStack, StackConfig
+from fraudstream_localstack.stack import Component, LocalStack, StackConfig
 from tests.kafka_helpers import produce
 from tests.prometheus_api import PrometheusApi
 from tests.unit.chart.rendering import RULES_FILE, dashboard_exprs
@@ -109,7 +109,7 @@ def running_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSta
     work = tmp_path_factory.mktemp("stack")
     # Its kubeconfig is never `make up`'s .local/kubeconfig: a developer's stack may be running.
     config = StackConfig.isolated(work)
-    components = [
+    components: list[Component] = [
         OperatorComponent(),
         # Short Real-time Mode batches, so that the batch-duration panels have data within the test's deadline.
         detector(config, work / "checkpoint", ["--checkpoint-interval", "10 seconds"], log_dir=work),

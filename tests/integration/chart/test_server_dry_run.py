@@ -34,7 +34,7 @@ def _spark_image(objects: list[Manifest]) -> str:
         if obj["kind"] == "ConfigMap" and "spark-defaults.conf" in obj.get("data", {}):
             for line in obj["data"]["spark-defaults.conf"].splitlines():
                 if line.startswith("spark.kubernetes.container.image "):
-                    return line.split(" ", 1)[1]
+                    return str(line.split(" ", 1)[1])
     raise AssertionError("no spark.kubernetes.container.image rendered")
 
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Producer
 from prometheus_client.parser import text_string_to_metric_families
 
 from fraudstream_detector.config import DetectorConfig
@@ -21,6 +20,7 @@ from fraudstream_detector.pipeline import start_query
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import ensure_contract_topics
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
+from tests.kafka_helpers import reliable_producer
 
 
 def detector_config(
@@ -73,7 +73,7 @@ class Script:
     records: list[Produced] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._producer = Producer(self.kafka.client_config(**{"enable.idempotence": True, "acks": "all"}))
+        self._producer = reliable_producer(self.kafka)
 
     def _produce(self, topic: str, rule: bool, key: bytes | None, value: bytes | None) -> None:
         """Produces one record and waits for its acknowledgement, so log order equals timestamp order."""
@@ -116,7 +116,7 @@ class RunningDetector:
 
         def caught_up() -> bool:
             assert self.query.isActive, self.query.exception()
-            return records_processed(self.spark, self.config) >= len(script.records) + preexisting
+            return bool(records_processed(self.spark, self.config) >= len(script.records) + preexisting)
 
         wait_for(caught_up, timeout_s, "the JVM evaluator to process every produced record")
 

@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Producer
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.processes import wait_for
 from tests.integration.detector.harness import Script, detector_config, evaluator_samples, running_detector
 from tests.integration.detector.test_pipeline import spec
-from tests.kafka_helpers import consume_until, json_of
+from tests.kafka_helpers import consume_until, json_of, reliable_producer
 
 pytestmark = pytest.mark.integration
 
@@ -31,7 +30,7 @@ def test_a_reorder_wait_evaluates_two_partitions_in_ingestion_order(
     checkpoint = tmp_path / "checkpoint"
     config = detector_config(kafka_settings, unique_topics, checkpoint, reorder_wait_ms=reorder_wait_ms)
     script = Script(kafka_settings, unique_topics)
-    producer = Producer(kafka_settings.client_config(**{"enable.idempotence": True, "acks": "all"}))
+    producer = reliable_producer(kafka_settings)
 
     def send(partition: int, ts_ms: int, tx_id: str, amount: str) -> None:
         body = {"transactionId": tx_id, "eventTime": ts_ms, "payerId": tx_id, "beneficiaryId": "b"}
@@ -50,7 +49,7 @@ def test_a_reorder_wait_evaluates_two_partitions_in_ingestion_order(
         detector.settle(script, preexisting=2)
         expected = {"largest", "later"} if reorder_wait_ms else {"largest"}
         got = consume_until(kafka_settings, unique_topics.alerts, lambda ms: len(ms) >= len(expected), timeout_s=60)
-        out_of_order = ("fraud_out_of_order_total", frozenset())
+        out_of_order: tuple[str, frozenset[tuple[str, str]]] = ("fraud_out_of_order_total", frozenset())
         wanted = 0 if reorder_wait_ms else 1
         wait_for(lambda: evaluator_samples(spark, config).get(out_of_order, 0) >= wanted, 30, "the out-of-order count")
         counted = evaluator_samples(spark, config).get(out_of_order, 0)

@@ -135,7 +135,7 @@ def bucket_transactions(spark: Any, config: DetectorConfig) -> dict[str, float]:
     return by_label(evaluator_samples(spark, config), "fraud_bucket_transactions_total", "bucket")
 
 
-ROUTING = ("fraud_routing_active", frozenset())
+ROUTING: tuple[str, frozenset[tuple[str, str]]] = ("fraud_routing_active", frozenset())
 
 
 def received(transactions: list[Produced], key_groups: list[tuple[str, ...]], route: bool) -> dict[str, int]:
@@ -143,7 +143,7 @@ def received(transactions: list[Produced], key_groups: list[tuple[str, ...]], ro
     the bucket of each of its groups in `key_groups`; not routed, to both."""
     reached = [
         {java_reporter(r.partition, r.offset, 2)}
-        | {zlib.crc32(str(group_key(keys, json.loads(r.value))).encode()) % 2 for keys in key_groups}
+        | {zlib.crc32(str(group_key(keys, json.loads(r.value or b""))).encode()) % 2 for keys in key_groups}
         if route
         else {0, 1}
         for r in transactions
@@ -387,11 +387,11 @@ def test_malformed_and_late_transactions_land_in_the_dlq_and_the_job_keeps_runni
     samples = evaluator_samples(spark, config)
     outcomes = {o: value for o, value in by_label(samples, "fraud_transactions_total", "outcome").items() if value}
     assert outcomes == {"evaluated": 4, "invalid": 2, "late": 1}
-    alerts = by_label(samples, "fraud_alerts_total", "rule_id")
-    assert alerts == {"ns/sum": 1}
+    alerts_by_rule = by_label(samples, "fraud_alerts_total", "rule_id")
+    assert alerts_by_rule == {"ns/sum": 1}
     assert samples[("fraud_alert_latency_seconds_count", frozenset())] == 1
-    dlq = {error: v for error, v in by_label(samples, "fraud_dlq_records_total", "error").items() if v}
-    assert dlq == {"unparseable": 1, "invalid": 1, "late": 1}
+    dead_letters = {error: v for error, v in by_label(samples, "fraud_dlq_records_total", "error").items() if v}
+    assert dead_letters == {"unparseable": 1, "invalid": 1, "late": 1}
     skipped = {tuple(sorted(dict(labels).items())): v for (n, labels), v in samples.items()
                if n == "fraud_rule_skipped_total"}  # fmt: skip
     assert skipped == {(("reason", "non-numeric"), ("rule_id", "ns/sum")): 1}

@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from kubernetes import client, config
+from kubernetes import client
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.operator_component import install_crd
 from fraudstream_localstack.processes import ManagedProcess, free_port
 from tests.integration.operator.harness import FraudRules, OperatorHarness, OperatorProcess
+from tests.kube_helpers import api_client, new_namespace
 
 
 @pytest.fixture(scope="session")
@@ -25,7 +26,7 @@ def fraudrule_crd(kubeconfig: Path) -> None:
 
 @pytest.fixture
 def kube_api(kubeconfig: Path) -> Iterator[client.ApiClient]:
-    api = config.new_client_from_config(str(kubeconfig))
+    api = api_client(kubeconfig)
     try:
         yield api
     finally:
@@ -35,7 +36,7 @@ def kube_api(kubeconfig: Path) -> Iterator[client.ApiClient]:
 @pytest.fixture
 def namespace(kube_api: client.ApiClient, fraudrule_crd: None) -> Iterator[str]:
     name = f"fr-{uuid.uuid4().hex[:10]}"
-    client.CoreV1Api(kube_api).create_namespace({"metadata": {"name": name}})
+    client.CoreV1Api(kube_api).create_namespace(new_namespace(name))
     try:
         yield name
     finally:

@@ -16,15 +16,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 from kopf.testing import KopfRunner
 from kubernetes import client
 
-from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_kafka.settings import ConfigValue, KafkaSettings, Topics
 from fraudstream_localstack.operator_component import install_crd, kubectl
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
+from tests.kafka_helpers import key_of
 
 GROUP, VERSION, PLURAL = "fraudstream.io", "v1alpha1", "fraudrules"
 KOPF_FINALIZER = "kopf.zalando.org/KopfFinalizerMarker"
@@ -70,26 +71,26 @@ class FraudRules:
 
     def create(self, name: str, spec: dict[str, Any]) -> dict[str, Any]:
         body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "FraudRule", "metadata": {"name": name}, "spec": spec}
-        created: dict[str, Any] = self.api.create_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, body)
-        return created
+        created = self.api.create_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, body)
+        return cast(dict[str, Any], created)
 
     def patch(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
-        patched: dict[str, Any] = self.api.patch_namespaced_custom_object(
+        patched = self.api.patch_namespaced_custom_object(
             GROUP, VERSION, self.namespace, PLURAL, name, body, _content_type="application/merge-patch+json"
         )
-        return patched
+        return cast(dict[str, Any], patched)
 
     def delete(self, name: str) -> None:
         self.api.delete_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
 
     def get(self, name: str) -> dict[str, Any] | None:
         try:
-            obj: dict[str, Any] = self.api.get_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
+            obj = self.api.get_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
         except client.ApiException as exc:
             if exc.status == 404:
                 return None
             raise
-        return obj
+        return cast(dict[str, Any], obj)
 
     def wait_condition(
         self, name: str, status: str, reason: str, generation: int, timeout_s: float = 60
@@ -113,11 +114,11 @@ class FraudRules:
 
     def event_reasons(self, name: str) -> set[str]:
         events = self.core.list_namespaced_event(self.namespace, field_selector=f"involvedObject.name={name}")
-        return {event.reason for event in events.items}
+        return {event.reason for event in events.items if event.reason is not None}
 
     def release_all(self) -> None:
         """Removes finalizers and deletes every FraudRule left, so that no test leaves objects behind."""
-        listed = self.api.list_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL)
+        listed = cast(dict[str, Any], self.api.list_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL))
         for item in listed["items"]:
             name = item["metadata"]["name"]
             self.patch(name, {"metadata": {"finalizers": None}})
@@ -139,11 +140,12 @@ class Record:
 
 def read_records(settings: KafkaSettings, topic: str, timeout_s: float = 30) -> list[Record]:
     """Every record of partition 0 of `topic` from its beginning to its current end, read independently."""
-    consumer = Consumer(
-        settings.client_config(
-            **{"group.id": f"test-{uuid.uuid4().hex}", "enable.partition.eof": True, "enable.auto.commit": False}
-        )
-    )
+    options: dict[str, ConfigValue] = {
+        "group.id": f"test-{uuid.uuid4().hex}",
+        "enable.partition.eof": True,
+        "enable.auto.commit": False,
+    }
+    consumer = Consumer(settings.client_config(**options))
     try:
         _, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=timeout_s)
         consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
@@ -154,12 +156,15 @@ def read_records(settings: KafkaSettings, topic: str, timeout_s: float = 30) -> 
             msg = consumer.poll(0.2)
             if msg is None:
                 continue
-            if msg.error() is not None:
-                assert msg.error().code() == KafkaError._PARTITION_EOF, msg.error()
-                position = max(position, msg.offset())
+            error = msg.error()
+            if error is not None:
+                assert error.code() == KafkaError._PARTITION_EOF, error
+                position = max(position, msg.offset() or 0)
                 continue
-            records.append(Record(msg.key().decode(), msg.value(), msg.offset()))
-            position = msg.offset() + 1
+            offset = msg.offset()
+            assert offset is not None, f"{topic}: a record without an offset"
+            records.append(Record(key_of(msg), msg.value(), offset))
+            position = offset + 1
         return records
     finally:
         consumer.close()

@@ -100,7 +100,7 @@ def test_the_api_server_refuses_an_invalid_spec(
         rules.create(name, spec)
 
     assert refused.value.status == 422
-    assert message in json.loads(refused.value.body)["message"]
+    assert refused.value.body is not None and message in json.loads(refused.value.body)["message"]
     assert rules.get(name) is None
 
 

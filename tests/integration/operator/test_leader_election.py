@@ -46,6 +46,7 @@ def take_lease(leases: client.CoordinationV1Api, namespace: str, identity: str, 
 
     def attempt() -> float | None:
         lease = leases.read_namespaced_lease(LEASE, namespace)
+        assert lease.spec is not None
         lease.spec.holder_identity = identity
         lease.spec.lease_duration_seconds = duration_s
         try:
@@ -64,7 +65,12 @@ def leader_and_standby(
 ) -> tuple[OperatorProcess, OperatorProcess]:
     """The replica the Lease names, once it is reconciled, and the other one, once it answers as a standby."""
     names = {replica.identity: replica for replica in replicas}
-    leader = names[wait_for(lambda: holder(leases, namespace) in names and holder(leases, namespace), 60, "a leader")]
+
+    def elected() -> str | None:
+        name = holder(leases, namespace)
+        return name if name in names else None
+
+    leader = names[wait_for(elected, 60, "a leader")]
     [standby] = [replica for replica in replicas if replica is not leader]
     wait_for(leader.leads, 60, f"{leader.identity} reconciled")
     wait_for(standby.standby, 30, f"{standby.identity} answering as a standby")

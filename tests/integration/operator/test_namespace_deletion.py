@@ -25,6 +25,7 @@ from tests.integration.operator.harness import (
     latest_by_key,
     read_records,
 )
+from tests.kube_helpers import new_namespace
 
 pytestmark = pytest.mark.integration
 
@@ -44,7 +45,7 @@ def doomed_namespace(kube_api: client.ApiClient, fraudrule_crd: None) -> Iterato
     """A namespace the test deletes itself; cleaned up here only if the test failed before it was gone."""
     name = f"doomed-{uuid.uuid4().hex[:10]}"
     core = client.CoreV1Api(kube_api)
-    core.create_namespace({"metadata": {"name": name}})
+    core.create_namespace(new_namespace(name))
     yield name
     if not _namespace_gone(core, name):
         FraudRules(kube_api, name).release_all()
@@ -62,7 +63,7 @@ def test_deleting_a_namespace_deletes_its_fraudrules(kube_api: client.ApiClient,
 
     wait_for(lambda: _namespace_gone(core, doomed_namespace), 120, f"namespace {doomed_namespace} to be deleted")
     listed = rules.api.list_namespaced_custom_object(GROUP, VERSION, doomed_namespace, PLURAL)
-    assert listed["items"] == []
+    assert isinstance(listed, dict) and listed["items"] == []
 
 
 def test_a_deleted_namespace_s_rules_leave_the_rules_topic(

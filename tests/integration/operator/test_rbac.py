@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubernetes import client, config
+from kubernetes import client
 
 from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_localstack.kube import KubeControlPlane
@@ -18,6 +18,7 @@ from fraudstream_localstack.operator_component import install_crd, kubectl
 from fraudstream_localstack.processes import wait_for
 from tests.integration.operator.conftest import StartReplica, configure_operator
 from tests.integration.operator.harness import BASE_SPEC, FraudRules, OperatorHarness, latest_by_key, read_records
+from tests.kube_helpers import api_client
 
 pytestmark = pytest.mark.integration
 
@@ -125,7 +126,7 @@ def test_the_operator_runs_as_its_service_account_over_all_namespaces(
     plane, operator_kubeconfig = service_account_cluster
     liveness, metrics = configure_operator(monkeypatch, operator_kubeconfig, kafka_settings, unique_topics.rules, "")
     operator = OperatorHarness(None, unique_topics.rules, kafka_settings, liveness, metrics)
-    admin = config.new_client_from_config(str(plane.kubeconfig))
+    admin = api_client(plane.kubeconfig)
     rules = FraudRules(admin, "payments")
     caplog.set_level(logging.INFO)
     try:
@@ -154,7 +155,7 @@ def test_replicas_elect_a_leader_as_the_service_account(
     plane, operator_kubeconfig = service_account_cluster
     scope = {"KUBECONFIG": str(operator_kubeconfig), "WATCH_NAMESPACES": "", "OPERATOR_LEASE_NAMESPACE": "fraudstream"}
     leader, standby = start_replica("replica-a", **scope), start_replica("replica-b", **scope)
-    admin = config.new_client_from_config(str(plane.kubeconfig))
+    admin = api_client(plane.kubeconfig)
     rules = FraudRules(admin, "payments")
     try:
         wait_for(lambda: leader.leads() or standby.leads(), 60, "a replica leading")
@@ -167,7 +168,7 @@ def test_replicas_elect_a_leader_as_the_service_account(
     finally:
         admin.close()
 
-    assert lease.spec.holder_identity == leader.identity
+    assert lease.spec is not None and lease.spec.holder_identity == leader.identity
     for replica in (leader, standby):
         log = replica.process.log_tail(200)
         assert not refused(log), log

@@ -61,4 +61,5 @@ def test_restart_tombstones_orphans_and_duplicates_nothing(
     latest = latest_by_key(after)
     assert latest["elsewhere/ghost"].value == b"{}", "keys of namespaces the operator does not watch are not its own"
     assert latest[f"{ns}/kept"].offset == kept["status"]["published"]["offset"] < restart_offset
-    assert latest[f"{ns}/invalid"].rule is not None and latest[f"{ns}/invalid"].rule["generation"] == 1
+    invalid = latest[f"{ns}/invalid"].rule
+    assert invalid is not None and invalid["generation"] == 1

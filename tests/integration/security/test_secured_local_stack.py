@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import (  # type: ignore[attr-defined]
+from confluent_kafka.admin import (
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
@@ -25,6 +25,7 @@ from fraudstream_localstack.kafka_security import ADMIN, COMPONENT_USERS, KafkaS
 from fraudstream_localstack.layout import ROOT, write_env_file
 from fraudstream_localstack.operator_component import OperatorComponent
 from fraudstream_localstack.processes import wait_for
+from fraudstream_localstack.stack import Component as StackComponent
 from fraudstream_localstack.stack import LocalStack, StackConfig
 
 pytestmark = pytest.mark.integration
@@ -34,16 +35,20 @@ EVALUATED = 'fraud_transactions_total{outcome="evaluated"}'
 
 def acls_on_broker(stack: LocalStack) -> set[tuple[object, ...]]:
     admin = AdminClient(stack.kafka_settings.client_config())
-    everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
-                                  AclPermissionType.ANY)  # fmt: skip
+    # None matches any name, principal and host (the stubs say str).
+    everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,  # type: ignore[arg-type]
+                                  AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
     bindings = admin.describe_acls(everything, request_timeout=30).result(timeout=30)
     return {(b.restype, b.name, b.resource_pattern_type, b.principal, b.operation) for b in bindings}
 
 
 def test_the_whole_local_stack_runs_secured_each_component_as_its_own_principal(tmp_path: Path) -> None:
     config = StackConfig.isolated(tmp_path, kafka_security=KafkaSecurity.SASL_SSL)
-    components = [OperatorComponent(), detector(config, tmp_path / "checkpoint", log_dir=tmp_path),
-                  generator(rate=50, log_dir=tmp_path)]  # fmt: skip
+    components: list[StackComponent] = [
+        OperatorComponent(),
+        detector(config, tmp_path / "checkpoint", log_dir=tmp_path),
+        generator(rate=50, log_dir=tmp_path),
+    ]
     stack = LocalStack(config, components)
     try:
         stack.start()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from confluent_kafka.admin import AclOperation, ResourcePatternType, ResourceType  # type: ignore[attr-defined]
+from confluent_kafka.admin import AclOperation, ResourcePatternType, ResourceType
 
 from fraudstream_kafka.acls import Acl, Component, Operation, Resource, all_acls, component_acls
 from fraudstream_kafka.settings import Topics
