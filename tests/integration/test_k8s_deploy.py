@@ -122,7 +122,6 @@ sys.exit(producer.flush(30))
 READ_ALERTS = """
 import json, sys
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-from tests.kafka_helpers import json_of
 bootstrap, topic, rule_id = sys.argv[1:4]
 consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "e2e-reader", "enable.auto.commit": False})
 partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
@@ -137,7 +136,7 @@ while pending:
         continue
     if message.offset() >= ends[message.partition()] - 1:
         pending.discard(message.partition())
-    alert = json_of(message)
+    alert = json.loads(message.value())
     if alert.get("ruleId") == rule_id:
         print(alert["transactionId"])
 consumer.close()

@@ -97,7 +97,7 @@ def policy_in_effect(kubeconfig: Path, release: Release) -> None:
 
     def refused() -> bool:
         accepted, stderr = as_driver(kubeconfig, release, "create", "--dry-run=server", "-f", "-", manifest=probe)
-        return not accepted and "ValidatingAdmissionPolicy" in stderr
+        return not accepted and "ValidatingAdmissionPolicy" in stderr and "run as ServiceAccount" in stderr
 
     wait_for(refused, 60, "the executor pod policy in effect", interval_s=0.5)
 

@@ -42,20 +42,21 @@ def holder(leases: client.CoordinationV1Api, namespace: str) -> str | None:
 def take_lease(leases: client.CoordinationV1Api, namespace: str, identity: str, duration_s: int) -> float:
     """Hands the Lease to `identity` as any other client must: read, change, replace, and again from the read when
     the replace loses to a renewal (409 Conflict: the leader renews every retry period). Returns the monotonic time
-    of the replace that won."""
+    at which the replace that won was sent."""
 
     def attempt() -> float | None:
         lease = leases.read_namespaced_lease(LEASE, namespace)
         assert lease.spec is not None
         lease.spec.holder_identity = identity
         lease.spec.lease_duration_seconds = duration_s
+        sent_at = time.monotonic()
         try:
             leases.replace_namespaced_lease(LEASE, namespace, lease)
         except client.ApiException as exc:
             if exc.status == 409:
                 return None
             raise
-        return time.monotonic()
+        return sent_at
 
     return wait_for(attempt, 10, f"the lease replaced with holder {identity}", interval_s=0)
 
