@@ -116,6 +116,14 @@ class FraudRules:
         events = self.core.list_namespaced_event(self.namespace, field_selector=f"involvedObject.name={name}")
         return {event.reason for event in events.items if event.reason is not None}
 
+    def wait_events(self, name: str, *reasons: str, timeout_s: float = 30) -> None:
+        """Returns once `name` has events of every one of `reasons`. kopf posts events from a queue of its own, after
+        the status it reports: call this while the operator still runs."""
+        wanted = set(reasons)
+        wait_for(
+            lambda: wanted <= self.event_reasons(name), timeout_s, f"{self.namespace}/{name} events {sorted(wanted)}"
+        )
+
     def release_all(self) -> None:
         """Removes finalizers and deletes every FraudRule left, so that no test leaves objects behind."""
         listed = cast(dict[str, Any], self.api.list_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL))

@@ -64,8 +64,7 @@ def test_broker_outage_during_an_update_recovers_on_its_own(
 
         private_broker.start()
         recovered = rules.wait_ready("outage", generation=2, timeout_s=120)
-        # kopf posts events from a queue of its own: poll for them, while the operator runs.
-        wait_for(lambda: "KafkaUnavailable" in rules.event_reasons("outage"), 30, "the KafkaUnavailable event")
+        rules.wait_events("outage", "KafkaUnavailable")
 
     assert unavailable["status"]["published"] == published["status"]["published"]
     assert f"topic {operator.topic}" in unavailable["status"]["conditions"][0]["message"]
@@ -92,16 +91,14 @@ def test_a_rule_deleted_while_the_broker_is_down_is_tombstoned_once_it_is_back(
         deleting = rules.get("doomed")
         assert deleting is not None and deleting["metadata"].get("deletionTimestamp")
         held = rules.wait_condition("doomed", "False", "KafkaUnavailable", int(deleting["metadata"]["generation"]))
-        # kopf posts events from a queue of its own: poll for them, while the operator runs.
-        wait_for(lambda: "KafkaUnavailable" in rules.event_reasons("doomed"), 30, "the KafkaUnavailable event")
+        rules.wait_events("doomed", "KafkaUnavailable")
         retries_before = reconcile_errors("KafkaUnavailable")
         wait_for(lambda: reconcile_errors("KafkaUnavailable") > retries_before, 60, "a retried tombstone")
         still_held = rules.get("doomed")
 
         private_broker.start()
         rules.wait_gone("doomed", timeout_s=120)
-        events = {"Published", "KafkaUnavailable", "Tombstoned"}
-        wait_for(lambda: events <= rules.event_reasons("doomed"), 30, f"the events {sorted(events)}")
+        rules.wait_events("doomed", "Published", "KafkaUnavailable", "Tombstoned")
 
     assert still_held is not None and KOPF_FINALIZER in still_held["metadata"]["finalizers"]
     assert f"topic {operator.topic}" in held["status"]["conditions"][0]["message"]

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from fraudstream_kafka.settings import KafkaSettings
-from fraudstream_localstack.processes import wait_for
 from fraudstream_rules.model import parse_rule_message
 from tests.integration.operator.harness import (
     BASE_SPEC,
@@ -56,7 +55,7 @@ def test_create_publishes_the_rule_and_reports_ready(
         }
         rule = parse_rule_message(record.value)
         assert rule is not None and rule.rule_id == key
-        wait_for(lambda: "Published" in rules.event_reasons("big-transfers"), 30, "Published event")
+        rules.wait_events("big-transfers", "Published")
         assert isinstance(json.loads(http_get(operator.liveness_url))["rulesManaged"], int)
         assert operator.metric('fraudstream_operator_publishes_total{kind="rule",result="delivered"}') >= 1
         assert operator.metric("fraudstream_operator_rules_managed ") == 1
@@ -123,7 +122,7 @@ def test_a_spec_only_the_rule_model_refuses_is_never_published(
         rules.wait_ready("bad-later", generation=1)
         rules.patch("bad-later", {"spec": bad_filter})
         later = rules.wait_condition("bad-later", "False", "InvalidSpec", generation=2)
-        wait_for(lambda: "InvalidSpec" in rules.event_reasons("bad-later"), 30, "InvalidSpec event")
+        rules.wait_events("bad-later", "InvalidSpec")
         rules.patch("bad-later", {"spec": {"filters": [{"field": "paymentType", "operator": "IN", "value": ["CSH"]}]}})
         fixed = rules.wait_ready("bad-later", generation=3)
 

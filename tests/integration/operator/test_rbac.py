@@ -137,8 +137,7 @@ def test_the_operator_runs_as_its_service_account_over_all_namespaces(
             rules.wait_ready("least-privilege", generation=2)
             rules.delete("least-privilege")
             rules.wait_gone("least-privilege")
-            # kopf posts events from a queue of its own: poll for them, while the operator runs.
-            wait_for(lambda: {"Published", "Tombstoned"} <= rules.event_reasons("least-privilege"), 30, "the events")
+            rules.wait_events("least-privilege", "Published", "Tombstoned")
     finally:
         admin.close()
 
