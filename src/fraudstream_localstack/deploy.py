@@ -32,6 +32,7 @@ import yaml
 from . import monitoring_config, node_monitoring
 from .kube import wait_established
 from .layout import BIN, CACHE, LOCAL, ROOT, require
+from .node_manifests import object_list
 from .processes import wait_for
 
 CHART = ROOT / "charts" / "fraudstream"
@@ -84,8 +85,7 @@ class Cluster:
         return json.loads(self.kubectl("get", *args, "-o", "json"))
 
     def apply(self, objects: Sequence[dict[str, Any]]) -> None:
-        self.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
-                     stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))  # fmt: skip
+        self.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", stdin=object_list(objects))
 
 
 def pod_ready(pod: dict[str, Any]) -> bool:

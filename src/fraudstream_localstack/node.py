@@ -27,14 +27,14 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import node_config as cfg
 from . import node_host as host
 from .layout import BIN, CACHE, require, write_env_file
-from .node_manifests import client_pod, coredns_objects, echo_objects, namespace, service_url
+from .node_manifests import client_pod, coredns_objects, echo_objects, namespace, object_list, service_url
 from .node_storage import HostPathProvisioner
 from .oci import FileEntry, ImageSpec, write_image_archive
 from .pki import CertificateAuthority
@@ -323,8 +323,8 @@ class LocalNode:
             raise host.HostCommandError(f"kubectl {' '.join(args)}: {proc.stderr.strip()}")
         return proc.stdout
 
-    def apply(self, objects: Sequence[Mapping[str, object]]) -> None:
-        self.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    def apply(self, objects: Sequence[dict[str, Any]]) -> None:
+        self.kubectl("apply", "-f", "-", stdin=object_list(objects))
 
     def node_ready(self) -> bool:
         node = self.get(f"/api/v1/nodes/{self.layout.node_name}")

@@ -6,6 +6,10 @@ pulled), so every container says `imagePullPolicy: Never`.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from typing import Any
+
 from .node_config import CLUSTER_DOMAIN, NodeLayout, image_name
 
 DNS_NAMESPACE = "kube-system"
@@ -198,6 +202,11 @@ def client_pod(namespace: str, name: str, url: str) -> dict[str, object]:
             ],
         },
     }
+
+
+def object_list(objects: Sequence[dict[str, Any]]) -> str:
+    """`objects` as one v1 List, in the JSON `kubectl apply -f -` reads: one apply for all of them."""
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)})
 
 
 def namespace(name: str) -> dict[str, object]:

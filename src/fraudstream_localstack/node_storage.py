@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import urllib.error
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,7 +29,7 @@ class Api(Protocol):
 
     def request(self, method: str, path: str) -> bytes: ...
 
-    def apply(self, objects: list[dict[str, object]]) -> None: ...
+    def apply(self, objects: Sequence[dict[str, Any]]) -> None: ...
 
 
 def storage_class() -> dict[str, object]:

@@ -3,6 +3,7 @@ and what is deleted when a claim goes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ class FakeApi:
         self.deleted.append(path)
         return b"{}"
 
-    def apply(self, objects: list[dict[str, object]]) -> None:
+    def apply(self, objects: Sequence[dict[str, Any]]) -> None:
         self.applied.extend(objects)
 
 
