@@ -7,8 +7,9 @@ to every bucket, a call each, as the detector's query feeds them. Nothing else i
 no RocksDB. The figures are the calling thread's CPU time (so other load on the machine does not blur them) and its
 allocation, per transaction and summed over the buckets, for each round of `--round` transactions, and apart from
 them the router's (`Routes.of`, which the detector's first stage calls once per transaction); it prints the
-median and the spread of the rounds after the first `--warmup-rounds` (the JIT's). Use it to compare two builds of the
-evaluator on one machine; the end-to-end latency is `make bench`'s.
+median and the spread of the rounds after the first `--warmup-rounds` (the JIT's), with the `code` it measured
+(bench/provenance.py). Use it to compare two builds of the evaluator on one machine; the end-to-end latency is
+`make bench`'s.
 
 Usage: .venv/bin/python -m bench.evaluator_cost [--profile default] [--transactions 200000] [--round 20000]
 """
@@ -23,6 +24,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from bench import provenance
 from bench.rules import benchmark_manifests
 from fraudstream_detector.session import connector_jars, pyspark_jars
 from fraudstream_generator.__main__ import build_workload, parse_args
@@ -49,10 +51,12 @@ def records(profile: Profile, rules: int, transactions: int, rate: float, payers
         yield {"kind": "tx", "value": json.dumps(tx.body), "ts": now_ms + INGEST_DELAY_MS, "partition": 0, "offset": i}
 
 
-def measure(recorded: Iterable[dict[str, object]], buckets: int, per_round: int, heap: str) -> list[dict[str, int]]:
-    """Replays `recorded` (as `records` gives them) through the driver in a JVM of `heap` (-Xms and -Xmx); one dict
-    per round of `per_round` transactions."""
-    jar = build_evaluator()
+def measure(
+    recorded: Iterable[dict[str, object]], buckets: int, per_round: int, heap: str, jar: Path | None = None
+) -> list[dict[str, int]]:
+    """Replays `recorded` (as `records` gives them) through the driver in a JVM of `heap` (-Xms and -Xmx), with the
+    evaluator `jar` (the checkout's, built if stale, when None); one dict per round of `per_round` transactions."""
+    jar = jar or build_evaluator()
     with tempfile.TemporaryDirectory(prefix="fraudstream-evaluator-cost-") as scratch:
         path = Path(scratch) / "records.jsonl"
         with path.open("w", encoding="utf-8") as out:
@@ -101,10 +105,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--heap", default="4g", help="the driver JVM's heap (-Xms and -Xmx)")
     args = p.parse_args(argv)
     recorded = records(args.profile, args.rules, args.transactions, args.rate, args.payers)
-    rounds = measure(recorded, args.buckets, args.round, args.heap)
+    jar = build_evaluator()
+    code = provenance.code(provenance.runnable(jar))  # before the run: the jar it measures, not a later build
+    rounds = measure(recorded, args.buckets, args.round, args.heap, jar)
     for r in rounds:
         print(json.dumps(r))
-    print(json.dumps(summary(rounds, args.warmup_rounds)))
+    print(json.dumps({**summary(rounds, args.warmup_rounds), "code": code}))
 
 
 if __name__ == "__main__":

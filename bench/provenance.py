@@ -13,6 +13,7 @@ import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TypedDict
 
 from fraudstream_localstack.layout import ROOT
 
@@ -27,24 +28,50 @@ GIT_LOCATION_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DI
 JVM_ENV = ("JAVA_HOME", "SPARK_SUBMIT_OPTS")
 
 
-def checkout(root: Path = ROOT) -> dict[str, object]:
+class Checkout(TypedDict):
+    """The checkout a run measured (`checkout`)."""
+
+    commit: str | None
+    changed_files: int | None
+
+
+class Runnable(TypedDict):
+    """What the detector ran (`runnable`)."""
+
+    evaluator_jar: str | None
+    evaluator_jar_sha256: str | None
+    image: str | None
+    detector_jvm: dict[str, str | None] | None
+
+
+class Code(Checkout, Runnable):
+    """A result's `code` record: the checkout and what the detector ran."""
+
+
+UNKNOWN_CHECKOUT: Checkout = {"commit": None, "changed_files": None}
+
+
+def code(ran: Runnable, root: Path = ROOT) -> Code:
+    """The `code` record of a run whose detector ran `ran`, from the checkout whose top is `root`, read now."""
+    return {**checkout(root), **ran}
+
+
+def checkout(root: Path = ROOT) -> Checkout:
     """`commit`: the HEAD of the git checkout whose top is `root`, and `changed_files`: how many of its files,
     outside NOT_CODE, differ from it (changed, staged, deleted, new or untracked; ignored ones not). Both None where
     `root` is not the top of a git checkout, or git is missing or fails."""
     try:
         if Path(_git(root, "rev-parse", "--show-toplevel").strip()).resolve() != root.resolve():
-            return {"commit": None, "changed_files": None}  # `root` lies inside another repository
+            return UNKNOWN_CHECKOUT.copy()  # `root` lies inside another repository
         commit = _git(root, "rev-parse", "HEAD").strip()
         excluded = [f":(exclude){path}" for path in NOT_CODE]
         status = _git(root, "status", "--porcelain", "--untracked-files=all", "--", ".", *excluded)
     except (OSError, subprocess.SubprocessError):
-        return {"commit": None, "changed_files": None}
+        return UNKNOWN_CHECKOUT.copy()
     return {"commit": commit, "changed_files": len(status.splitlines())}
 
 
-def runnable(
-    jar: Path | None = None, image: str | None = None, env: Mapping[str, str] | None = None
-) -> dict[str, object]:
+def runnable(jar: Path | None = None, image: str | None = None, env: Mapping[str, str] | None = None) -> Runnable:
     """What the detector ran: `evaluator_jar`, the evaluator jar it loaded, with `evaluator_jar_sha256`, its
     content's SHA-256 as read now (None when it cannot be read), or `image`, the container image a deployed
     detector runs (its jar inside it); and `detector_jvm`, the JVM_ENV variables of `env`, the environment a local

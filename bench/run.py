@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None, watcher: Watcher | None = None) -> int:
     try:
         print(f"bench: starting {target.label} ({work})", flush=True)
         target.start()
-        code = {**provenance.checkout(), **target.runnable}
+        code = provenance.code(target.runnable)
         kafka = target.kafka
         ready = threading.Event()
         consumer = threading.Thread(target=clock.run, args=(kafka, topics.alerts, ready), daemon=True)

@@ -127,6 +127,17 @@ def test_the_jar_is_named_with_its_contents_checksum_and_the_jvm_the_environment
     assert provenance.runnable(gone)["evaluator_jar_sha256"] is None
 
 
+def test_a_results_code_record_is_the_checkout_and_what_the_detector_ran(tmp_path: Path) -> None:
+    root = tmp_path / "checkout"
+    head = committed(root)
+    ran = provenance.runnable(image="fraudstream:abc")
+    assert provenance.code(ran, root) == {"commit": head, "changed_files": 0, **ran}
+    unknown = provenance.code(ran, tmp_path)
+    assert unknown == {**NONE, **ran}
+    unknown["commit"] = "changed by one caller"
+    assert provenance.checkout(tmp_path) == NONE  # every caller gets a record of its own
+
+
 def test_the_local_stack_records_the_jar_its_detector_prepares_when_it_prepares_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
