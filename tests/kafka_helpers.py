@@ -10,13 +10,12 @@ from typing import Any
 
 from confluent_kafka import Consumer, Message, Producer
 
-from fraudstream_kafka.settings import ConfigValue, KafkaSettings
+from fraudstream_kafka.settings import RELIABLE_PRODUCER, KafkaSettings
 
 
 def reliable_producer(settings: KafkaSettings) -> Producer:
     """An idempotent producer whose sends are acknowledged by every in-sync replica."""
-    reliable: dict[str, ConfigValue] = {"enable.idempotence": True, "acks": "all"}
-    return Producer(settings.client_config(**reliable))
+    return Producer(settings.client_config(**RELIABLE_PRODUCER))
 
 
 def produce(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
-from fraudstream_kafka.settings import ConfigValue, KafkaSettings
+from fraudstream_kafka.settings import RELIABLE_PRODUCER, ConfigValue, KafkaSettings
 
 from .exceptions import KafkaUnavailableError, PublishRejectedError
 
@@ -64,8 +64,7 @@ class RulesProducer:
 
     def _new_producer(self) -> Producer:
         extra: dict[str, ConfigValue] = {
-            "enable.idempotence": True,
-            "acks": "all",
+            **RELIABLE_PRODUCER,
             "linger.ms": 0,
             "message.timeout.ms": max(1000, int(self.timeout_s * 1000)),
             "client.id": "fraudstream-operator",

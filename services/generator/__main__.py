@@ -26,7 +26,7 @@ from prometheus_client import Counter, Gauge, start_http_server
 
 from fraudstream_kafka.exceptions import CredentialsRefusedError
 from fraudstream_kafka.security import check_credentials
-from fraudstream_kafka.settings import ConfigValue, KafkaSettings, Topics
+from fraudstream_kafka.settings import RELIABLE_PRODUCER, KafkaSettings, Topics
 
 from .workload import FlinkDemoConfig, FlinkDemoWorkload, Profile, TransactionSource, Workload, WorkloadConfig
 
@@ -85,8 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     except CredentialsRefusedError as exc:
         print(f"fraudstream_generator: {exc}", file=sys.stderr, flush=True)
         return EXIT_CONFIG
-    reliable: dict[str, ConfigValue] = {"enable.idempotence": True, "acks": "all", "linger.ms": 2}
-    producer = Producer(kafka.client_config(**reliable))
+    producer = Producer(kafka.client_config(**RELIABLE_PRODUCER, **{"linger.ms": 2}))
 
     def delivered(err: KafkaError | None, _msg: Message) -> None:
         if err is not None:

@@ -10,6 +10,9 @@ from pathlib import Path
 
 CLIENT_PREFIX = "KAFKA_CLIENT_"
 ConfigValue = str | int | float | bool
+# A producer whose every record is written once and acknowledged by every in-sync replica: what the operator's rules,
+# the generator's transactions and the tests' inputs are sent with.
+RELIABLE_PRODUCER: Mapping[str, ConfigValue] = {"enable.idempotence": True, "acks": "all"}
 
 
 @dataclass(frozen=True)
