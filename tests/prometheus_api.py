@@ -7,7 +7,10 @@ import json
 import math
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from typing import Any
+
+from fraudstream_localstack.processes import wait_for
 
 
 class PrometheusApi:
@@ -42,6 +45,23 @@ class PrometheusApi:
     def has_data(self, expr: str) -> bool:
         """True when `expr` returns at least one series with a number (not NaN) right now."""
         return any(not math.isnan(float(series["value"][1])) for series in self.query(expr))
+
+    def wait_answered(self, queries: Mapping[str, str], deadline_s: float, interval_s: float) -> None:
+        """Returns once every query of `queries` (expression -> the title it is shown under) has had data at least
+        once; raises AssertionError naming, with their titles, those that had none within `deadline_s`."""
+        pending = dict(queries)
+
+        def all_answered() -> bool:
+            for expr in list(pending):
+                if self.has_data(expr):
+                    del pending[expr]
+            return not pending
+
+        try:
+            wait_for(all_answered, deadline_s, "every query returning data", interval_s=interval_s)
+        except TimeoutError as exc:
+            missing = "\n".join(f"  [{title}] {expr}" for expr, title in pending.items())
+            raise AssertionError(f"queries without data after {deadline_s}s:\n{missing}") from exc
 
     def alerts(self, name: str, *states: str) -> list[dict[str, str]]:
         """The labels of every alert `name` in one of `states` (pending, firing)."""

@@ -263,20 +263,9 @@ def test_every_dashboard_and_alert_rule_query_returns_data(deployed: Deployed) -
     provoke_failures(deployed.cluster)
     # Grafana's variables as Grafana would substitute them: the namespace label is the release's.
     values = {"$__rate_interval": "30s", "$namespace": NAMESPACE}  # $__rate_interval: a few of the 5 s scrapes
-    pending = {substitute(expr, values): title for title, expr in dashboard_exprs()}
-    assert len(pending) >= 26
-
-    def all_answered() -> bool:
-        for expr in list(pending):
-            if prometheus.has_data(expr):
-                del pending[expr]
-        return not pending
-
-    try:
-        wait_for(all_answered, QUERY_DEADLINE_S, "every dashboard query returning data", interval_s=2)
-    except TimeoutError as exc:
-        missing = "\n".join(f"  [{title}] {expr}" for expr, title in pending.items())
-        raise AssertionError(f"dashboard queries without data after {QUERY_DEADLINE_S}s:\n{missing}") from exc
+    queries = {substitute(expr, values): title for title, expr in dashboard_exprs()}
+    assert len(queries) >= 26
+    prometheus.wait_answered(queries, QUERY_DEADLINE_S, interval_s=2)
     rules = prometheus.rules()
     assert len(rules) == sum(len(g["rules"]) for g in yaml.safe_load(RULES_FILE.read_text())["groups"])
     assert not [(r["name"], r.get("lastError")) for r in rules if r["health"] != "ok"]

@@ -17,18 +17,11 @@ from fraudstream_kafka.topics import ensure_contract_topics
 from fraudstream_localstack.kafka import KafkaBroker
 from fraudstream_localstack.processes import ManagedProcess, wait_for
 from fraudstream_rules.alerts import alert_id
-from tests.integration.detector.harness import Script, detector_process, sample
+from tests.integration.detector.harness import COUNT_EVERY_TRANSACTION, Script, detector_process, sample
 from tests.kafka_helpers import alert_ids, consume_until, json_of
 
 pytestmark = pytest.mark.integration
 
-COUNT_EVERY_TRANSACTION = {
-    "groupingKeyNames": ["payerId"],
-    "aggregatorFunctionType": "COUNT",
-    "limitOperatorType": "GREATER_EQUAL",
-    "limit": 1,
-    "windowMinutes": 60,
-}
 TOPICS = Topics("outage.tx", "outage.rules", "outage.alerts", "outage.dlq")
 
 

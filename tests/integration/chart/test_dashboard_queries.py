@@ -165,28 +165,15 @@ def prometheus(running_stack: LocalStack, tmp_path_factory: pytest.TempPathFacto
 
 
 def test_every_dashboard_query_returns_data_from_a_real_prometheus(prometheus: Prometheus) -> None:
-    pending = {substitute(expr): title for title, expr in dashboard_exprs()}
-    assert len(pending) >= 26
+    queries = {substitute(expr): title for title, expr in dashboard_exprs()}
+    assert len(queries) >= 26
+    prometheus.wait_answered(queries, QUERY_DEADLINE_S, interval_s=1.0)
 
-    def all_answered() -> bool:
-        for expr in list(pending):
-            if prometheus.has_data(expr):
-                del pending[expr]
-        return not pending
-
-    try:
-        wait_for(all_answered, QUERY_DEADLINE_S, "every dashboard query returning data", interval_s=1.0)
-    except TimeoutError as exc:
-        missing = "\n".join(f"  [{title}] {expr}" for expr, title in pending.items())
-        raise AssertionError(f"dashboard queries without data after {QUERY_DEADLINE_S}s:\n{missing}") from exc
-
-    groups = prometheus.api("rules")["groups"]
-    rules = [rule for group in groups for rule in group["rules"]]
+    rules = prometheus.rules()
     assert len(rules) == sum(len(g["rules"]) for g in yaml.safe_load(RULES_FILE.read_text())["groups"])
     unhealthy = [(r["name"], r.get("lastError")) for r in rules if r["health"] != "ok"]
     assert not unhealthy, unhealthy
-    firing = {a["labels"]["alertname"] for a in prometheus.api("alerts")["alerts"] if a["state"] == "firing"}
-    assert not firing & QUIET_ALERTS
+    assert not prometheus.firing() & QUIET_ALERTS
 
 
 def test_alerts_see_the_mistaken_rule_and_the_rejected_rule_message(prometheus: Prometheus) -> None:
@@ -209,5 +196,4 @@ def test_alerts_see_the_mistaken_rule_and_the_rejected_rule_message(prometheus: 
     by_reason = f'sum by (reason) (fraud_rule_skipped_total{{rule_id="{MISTAKEN_RULE_ID}"}})'
     skipped = prometheus.api("query", query=by_reason)
     assert [series["metric"]["reason"] for series in skipped["result"]] == ["missing"]
-    firing = {a["labels"]["alertname"] for a in prometheus.api("alerts")["alerts"] if a["state"] == "firing"}
-    assert not firing & QUIET_ALERTS
+    assert not prometheus.firing() & QUIET_ALERTS

@@ -22,6 +22,16 @@ from fraudstream_kafka.topics import ensure_contract_topics
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
 from tests.kafka_helpers import reliable_producer
 
+# A rule that alerts on every transaction (a payer's count in the last hour is at least 1): one alert per
+# transaction evaluated, whatever the payer, so alerts count what the detector has evaluated.
+COUNT_EVERY_TRANSACTION = {
+    "groupingKeyNames": ["payerId"],
+    "aggregatorFunctionType": "COUNT",
+    "limitOperatorType": "GREATER_EQUAL",
+    "limit": 1,
+    "windowMinutes": 60,
+}
+
 
 def detector_config(
     kafka: KafkaSettings,

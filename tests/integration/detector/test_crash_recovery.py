@@ -13,18 +13,11 @@ from fraudstream_kafka.settings import KafkaSettings, Topics
 from fraudstream_kafka.topics import contract_topics, ensure_topics
 from fraudstream_localstack.processes import ManagedProcess
 from fraudstream_rules.alerts import alert_id
-from tests.integration.detector.harness import Script, detector_process
+from tests.integration.detector.harness import COUNT_EVERY_TRANSACTION, Script, detector_process
 from tests.kafka_helpers import alert_ids, consume_until
 
 pytestmark = pytest.mark.integration
 
-COUNT_EVERY_TRANSACTION = {
-    "groupingKeyNames": ["payerId"],
-    "aggregatorFunctionType": "COUNT",
-    "limitOperatorType": "GREATER_EQUAL",
-    "limit": 1,
-    "windowMinutes": 60,
-}
 
 # Its buckets must survive the crash: the transactions after it count those before.
 BUCKETED_COUNT = {**COUNT_EVERY_TRANSACTION, "limit": 3, "windowPrecisionSeconds": 60}
