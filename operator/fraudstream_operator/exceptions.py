@@ -37,6 +37,10 @@ class KafkaUnavailableError(OperatorError):
     reason = Reason.KAFKA_UNAVAILABLE
 
 
+class DeliveryUnknownError(KafkaUnavailableError):
+    """A record was sent but never acknowledged: the broker may still have appended it."""
+
+
 class PublishRejectedError(OperatorError):
     reason = Reason.PUBLISH_REJECTED
 

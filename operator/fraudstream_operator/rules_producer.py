@@ -15,7 +15,7 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from fraudstream_kafka.settings import RELIABLE_PRODUCER, ConfigValue, KafkaSettings
 
-from .exceptions import KafkaUnavailableError, PublishRejectedError
+from .exceptions import DeliveryUnknownError, KafkaUnavailableError, PublishRejectedError
 
 # Error codes that mean "the brokers could not be reached in time", as opposed to "a broker said no".
 _UNAVAILABLE = {
@@ -32,11 +32,25 @@ _UNAVAILABLE = {
 }
 
 
-def delivery_error(err: KafkaError, topic: str) -> KafkaUnavailableError | PublishRejectedError:
-    """The operator error for a failed delivery: unavailable (retry until the brokers answer) or rejected."""
-    if err.code() in _UNAVAILABLE or err.retriable():
-        return KafkaUnavailableError(f"Kafka did not acknowledge the record on topic {topic}: {err.str()}")
+def _unavailable(err: KafkaError) -> bool:
+    return err.code() in _UNAVAILABLE or err.retriable()
+
+
+def delivery_error(err: KafkaError, topic: str) -> DeliveryUnknownError | PublishRejectedError:
+    """The operator error for a failed delivery report: unacknowledged (retry until the brokers answer; the record
+    may have been appended all the same) or rejected."""
+    if _unavailable(err):
+        return DeliveryUnknownError(f"Kafka did not acknowledge the record on topic {topic}: {err.str()}")
     return PublishRejectedError(f"Kafka refused the record on topic {topic}: {err.str()}")
+
+
+def queue_error(exc: BufferError | KafkaException, topic: str) -> KafkaUnavailableError | PublishRejectedError:
+    """The operator error for a record the client would not queue, so never sent: rejected when the client refuses
+    the record itself (larger than its message.max.bytes), else unavailable (a full queue, a client in trouble)."""
+    err = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+    if isinstance(err, KafkaError) and not _unavailable(err):
+        return PublishRejectedError(f"Kafka's client refused the record for topic {topic}: {err.str()}")
+    return KafkaUnavailableError(f"could not queue the record for topic {topic}: {exc}")
 
 
 @dataclass(frozen=True)
@@ -74,7 +88,8 @@ class RulesProducer:
     def send(self, key: str, value: bytes | None) -> Delivery:
         """Produces (key, value), value None being a tombstone; returns once the broker acknowledged it.
 
-        Raises KafkaUnavailableError when no broker acknowledged in time, PublishRejectedError when one refused.
+        Raises DeliveryUnknownError when the record was sent and no broker acknowledged it in time,
+        KafkaUnavailableError when it could not be sent, PublishRejectedError when a broker or the client refused it.
         """
         done = threading.Event()
         outcome: list[tuple[KafkaError | None, Message]] = []
@@ -89,13 +104,13 @@ class RulesProducer:
         try:
             producer.produce(self.topic, key=key.encode(), value=value, on_delivery=on_delivery)
         except (BufferError, KafkaException) as exc:
-            raise KafkaUnavailableError(f"could not queue the record for topic {self.topic}: {exc}") from exc
+            raise queue_error(exc, self.topic) from exc
         # librdkafka reports a timeout itself after message.timeout.ms; the extra margin only guards against a hang.
         deadline = started + self.timeout_s + 10
         while not done.is_set() and time.monotonic() < deadline:
             producer.poll(0.05)
         if not outcome:
-            raise KafkaUnavailableError(f"no delivery report from topic {self.topic} within {self.timeout_s:.0f}s")
+            raise DeliveryUnknownError(f"no delivery report from topic {self.topic} within {self.timeout_s:.0f}s")
         err, msg = outcome[0]
         if err is not None:
             self._replace_if_fatal(producer, err)

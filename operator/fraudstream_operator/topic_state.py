@@ -30,19 +30,34 @@ class TopicRecord:
 
 
 class TopicState:
-    """Latest record per key, shared by the handler threads."""
+    """Latest record per key, shared by the handler threads; a key whose last send may or may not have landed is
+    not known until a send for it succeeds."""
 
     def __init__(self, records: Mapping[str, TopicRecord] | None = None) -> None:
         self._records = dict(records or {})
+        self._unknown: set[str] = set()
         self._lock = threading.Lock()
 
     def get(self, key: str) -> TopicRecord | None:
+        """The key's latest record as last known (None: absent), whether or not it is `known` now."""
         with self._lock:
             return self._records.get(key)
+
+    def known(self, key: str) -> bool:
+        """False while the key's latest record is unknown (`unknown`)."""
+        with self._lock:
+            return key not in self._unknown
 
     def record(self, key: str, record: TopicRecord) -> None:
         with self._lock:
             self._records[key] = record
+            self._unknown.discard(key)
+
+    def unknown(self, key: str) -> None:
+        """A send for `key` was not acknowledged but may have been appended: whatever its latest record was, it may
+        now be the one sent."""
+        with self._lock:
+            self._unknown.add(key)
 
     def latest_values(self) -> dict[str, bytes | None]:
         with self._lock:

@@ -8,6 +8,8 @@ import json
 import pytest
 
 from fraudstream_kafka.settings import KafkaSettings
+from fraudstream_operator.exceptions import PublishRejectedError
+from fraudstream_operator.rules_producer import RulesProducer
 from fraudstream_rules.model import parse_rule_message
 from tests.integration.operator.harness import (
     BASE_SPEC,
@@ -137,3 +139,18 @@ def test_a_spec_only_the_rule_model_refuses_is_never_published(
     assert generations == [1, 3]
     assert fixed["status"]["published"]["generation"] == 3
     assert f"{rules.namespace}/bad-from-start" not in latest_by_key(read_records(kafka_settings, operator.topic))
+
+
+def test_a_record_larger_than_the_client_sends_is_rejected_at_once_not_retried_as_an_outage(
+    operator: OperatorHarness, kafka_settings: KafkaSettings
+) -> None:
+    producer = RulesProducer(kafka_settings, operator.topic, timeout_s=5)
+    try:
+        with operator.running():  # the operator makes its rules topic at startup
+            # librdkafka refuses it in produce() (message.max.bytes, 1 000 000): nothing was sent, and a retry
+            # would fail alike, so it is PublishRejected, not KafkaUnavailable.
+            with pytest.raises(PublishRejectedError, match="client refused"):
+                producer.send("huge/rule", b"x" * 1_100_000)
+            assert producer.send("huge/rule", None).topic == operator.topic  # the producer goes on sending
+    finally:
+        producer.close()

@@ -3,25 +3,29 @@
 from __future__ import annotations
 
 import pytest
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 
-from fraudstream_operator.exceptions import KafkaUnavailableError, PublishRejectedError
+from fraudstream_operator.exceptions import DeliveryUnknownError, KafkaUnavailableError, PublishRejectedError
 from fraudstream_operator.publishing import publish, tombstone
-from fraudstream_operator.rules_producer import Delivery, delivery_error
+from fraudstream_operator.rules_producer import Delivery, delivery_error, queue_error
 from fraudstream_operator.topic_state import TopicRecord, TopicState
 
 
 class FakeSender:
-    """Appends to an in-memory partition; fails every send while `down`."""
+    """Appends to an in-memory partition; while `down`, fails every send before sending it; while `unacknowledged`,
+    appends each and fails it as a broker whose acknowledgement never came (the record landed all the same)."""
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, bytes | None]] = []
         self.down = False
+        self.unacknowledged = False
 
     def send(self, key: str, value: bytes | None) -> Delivery:
         if self.down:
             raise KafkaUnavailableError("no broker")
         self.sent.append((key, value))
+        if self.unacknowledged:
+            raise DeliveryUnknownError("no delivery report")
         return Delivery(topic="rules", partition=0, offset=100 + len(self.sent), latency_s=0.01)
 
 
@@ -77,15 +81,54 @@ def test_a_failed_send_leaves_the_known_state_as_it_was() -> None:
         publish(sender, topic, "a/x", b"v2")
 
     assert topic.get("a/x") == TopicRecord(b"v1", 0, 7)
+    assert topic.known("a/x")  # it was never sent: the topic still holds v1
+
+
+def test_a_rule_whose_send_was_never_acknowledged_is_tombstoned_when_deleted() -> None:
+    sender, topic = FakeSender(), TopicState()
+    sender.unacknowledged = True
+    with pytest.raises(DeliveryUnknownError):
+        publish(sender, topic, "a/x", b"v1")  # appended, but the operator cannot know it
+    sender.unacknowledged = False
+
+    assert tombstone(sender, topic, "a/x") is True
+    assert sender.sent == [("a/x", b"v1"), ("a/x", None)]
+    assert topic.known("a/x") and topic.latest_values() == {"a/x": None}
+    assert tombstone(sender, topic, "a/x") is False  # known tombstoned now
+
+
+def test_after_an_unacknowledged_send_the_known_value_is_sent_again() -> None:
+    sender, topic = FakeSender(), TopicState({"a/x": TopicRecord(b"v1", 0, 7)})
+    sender.unacknowledged = True
+    with pytest.raises(DeliveryUnknownError):
+        publish(sender, topic, "a/x", b"v2")  # v2 may now be the latest
+    sender.unacknowledged = False
+
+    record, sent = publish(sender, topic, "a/x", b"v1")
+
+    assert (sent, sender.sent[-1], record.value) == (True, ("a/x", b"v1"), b"v1")
+    assert publish(sender, topic, "a/x", b"v1")[1] is False
+
+
+def test_a_tombstone_never_acknowledged_is_sent_again() -> None:
+    sender, topic = FakeSender(), TopicState({"a/x": TopicRecord(b"v1", 0, 7)})
+    sender.unacknowledged = True
+    with pytest.raises(DeliveryUnknownError):
+        tombstone(sender, topic, "a/x")
+    sender.unacknowledged = False
+
+    assert tombstone(sender, topic, "a/x") is True
+    assert sender.sent == [("a/x", None), ("a/x", None)]
 
 
 @pytest.mark.parametrize(
     ("code", "error_type"),
     [
-        (KafkaError._MSG_TIMED_OUT, KafkaUnavailableError),
-        (KafkaError._ALL_BROKERS_DOWN, KafkaUnavailableError),
-        (KafkaError._TRANSPORT, KafkaUnavailableError),
-        (KafkaError.NOT_ENOUGH_REPLICAS, KafkaUnavailableError),
+        (KafkaError._MSG_TIMED_OUT, DeliveryUnknownError),
+        (KafkaError._ALL_BROKERS_DOWN, DeliveryUnknownError),
+        (KafkaError._TRANSPORT, DeliveryUnknownError),
+        (KafkaError.NOT_ENOUGH_REPLICAS, DeliveryUnknownError),
+        (KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND, DeliveryUnknownError),
         (KafkaError.MSG_SIZE_TOO_LARGE, PublishRejectedError),
         (KafkaError.TOPIC_AUTHORIZATION_FAILED, PublishRejectedError),
         (KafkaError.UNKNOWN_TOPIC_OR_PART, PublishRejectedError),
@@ -95,4 +138,21 @@ def test_delivery_errors_are_classified(code: int, error_type: type[Exception]) 
     error = delivery_error(KafkaError(code), "rules")
 
     assert type(error) is error_type
+    assert "topic rules" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("exc", "error_type"),
+    [
+        (KafkaException(KafkaError(KafkaError.MSG_SIZE_TOO_LARGE)), PublishRejectedError),
+        (KafkaException(KafkaError(KafkaError._TRANSPORT)), KafkaUnavailableError),
+        (BufferError("Local: Queue full"), KafkaUnavailableError),
+    ],
+    ids=["too-large", "transport", "queue-full"],
+)
+def test_a_record_the_client_would_not_queue_was_never_sent(exc: Exception, error_type: type[Exception]) -> None:
+    assert isinstance(exc, (BufferError, KafkaException))
+    error = queue_error(exc, "rules")
+
+    assert type(error) is error_type  # never DeliveryUnknownError: nothing can have landed
     assert "topic rules" in str(error)
