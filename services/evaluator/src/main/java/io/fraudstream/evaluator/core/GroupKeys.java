@@ -73,18 +73,48 @@ public final class GroupKeys {
     return value;
   }
 
-  /** The key group (sorted field names) a group key names. */
+  /**
+   * The key group (sorted field names) a group key names, read from its names alone: whatever its values hold
+   * (a transaction may group by a value nested as deep as {@link Json#MAX_NESTING_DEPTH}, which the key nests two
+   * levels deeper, or by a number whose normalized text is longer than {@link Json#MAX_NUMBER_CHARS}), a key this
+   * class made is read. IllegalArgumentException if {@code groupKey} does not start with a names array and a comma.
+   */
   public static List<String> keyGroupOf(String groupKey) {
+    int end = namesEnd(groupKey);
     try {
-      Object parsed = Json.parse(groupKey);
       List<String> names = new ArrayList<>();
-      for (Object name : (List<?>) ((List<?>) parsed).get(0)) {
+      for (Object name : (List<?>) Json.parse(groupKey.substring(1, end))) {
         names.add((String) name);
       }
       return names;
-    } catch (JsonValueException | ClassCastException | IndexOutOfBoundsException exc) {
-      throw new IllegalArgumentException("not a group key: " + groupKey, exc);
+    } catch (JsonValueException | ClassCastException exc) {
+      throw new IllegalArgumentException("not a group key: " + abbreviated(groupKey), exc);
     }
+  }
+
+  /** The index just past the names array that opens {@code groupKey} ({@code [[names],[values]]}). */
+  private static int namesEnd(String groupKey) {
+    if (groupKey.startsWith("[[")) {
+      boolean inString = false;
+      for (int i = 2; i < groupKey.length(); i++) {
+        char c = groupKey.charAt(i);
+        if (inString && c == '\\') {
+          i++; // the escaped character, a quote included
+        } else if (c == '"') {
+          inString = !inString;
+        } else if (!inString && c == ']') {
+          if (i + 1 < groupKey.length() && groupKey.charAt(i + 1) == ',') {
+            return i + 1;
+          }
+          break;
+        }
+      }
+    }
+    throw new IllegalArgumentException("not a group key: " + abbreviated(groupKey));
+  }
+
+  private static String abbreviated(String text) {
+    return text.length() <= 200 ? text : text.substring(0, 200) + "... (" + text.length() + " characters)";
   }
 
   /** {@code zlib.crc32(utf8(groupKey)) % buckets}, as Python's records.bucket_of. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -64,6 +65,31 @@ class GroupKeysTest {
     assertEquals(List.of("a", "b"), GroupKeys.keyGroupOf("[[\"a\",\"b\"],[1,2]]"));
     assertThrows(IllegalArgumentException.class, () -> GroupKeys.keyGroupOf("{}"));
     assertThrows(IllegalArgumentException.class, () -> GroupKeys.keyGroupOf("not json"));
+    assertThrows(IllegalArgumentException.class, () -> GroupKeys.keyGroupOf("[[\"a\"]]"));
+    assertThrows(IllegalArgumentException.class, () -> GroupKeys.keyGroupOf("[[\"a\""));
+    assertThrows(IllegalArgumentException.class, () -> GroupKeys.keyGroupOf("[[1],[2]]"));
+    assertEquals(List.of("a]\",b", "c"), GroupKeys.keyGroupOf("[[\"a]\\\",b\",\"c\"],[1,2]]"));
+  }
+
+  /**
+   * A transaction may group by a value as deep as the parser takes, or by a number whose normalized text is longer
+   * than a number it reads: its key nests two levels deeper, and holds that text. Reading the key group from such
+   * a key failed the task before, on every retry (the first key of its key group a bucket read after a restart).
+   */
+  @Test
+  void theKeyGroupIsReadFromKeysWhoseValuesTheParserWouldRefuse() throws JsonValueException {
+    int depth = Json.MAX_NESTING_DEPTH - 1; // the transaction object is the first level
+    String nested = "[".repeat(depth) + "]".repeat(depth);
+    Map<String, Object> deep = Map.of("payerId", Json.parse(nested), "x", BigDecimal.ONE);
+    String deepKey = GroupKeys.groupKey(List.of("payerId", "x"), deep);
+    assertThrows(JsonValueException.class, () -> Json.parse(deepKey));
+    assertEquals(List.of("payerId", "x"), GroupKeys.keyGroupOf(deepKey));
+
+    String digits = "1".repeat(Json.MAX_NUMBER_CHARS - 6) + "e-2000"; // at the literal limit
+    Map<String, Object> longNumber = Map.of("payerId", Json.parse(digits));
+    String longKey = GroupKeys.groupKey(List.of("payerId"), longNumber);
+    assertThrows(JsonValueException.class, () -> Json.parse(longKey));
+    assertEquals(List.of("payerId"), GroupKeys.keyGroupOf(longKey));
   }
 
   /** Python's {@code zlib.crc32(key.encode()) % buckets}, computed there. */
