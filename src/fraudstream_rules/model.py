@@ -38,7 +38,7 @@ from typing import Final, TypeVar
 from .dead_letters import preview
 from .decimals import as_number, canonical_decimal, is_amount, parse_decimal_text
 from .exceptions import InvalidRuleError, RejectedRuleMessageError
-from .json_values import JsonValueError, loads_exact
+from .json_values import MAX_EXPONENT, JsonValueError, loads_exact
 
 _E = TypeVar("_E", bound=StrEnum)
 
@@ -359,17 +359,25 @@ def _parse_filter_scalar(value: object, where: str) -> FilterScalar:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
-        return Decimal(value)
+        return _filter_number(Decimal(value), value, where)
     if isinstance(value, Decimal):
         if not value.is_finite():
             raise InvalidRuleError(f"{where} must be a finite number, got {value}")
-        return value
+        return _filter_number(value, value, where)
     if isinstance(value, str):
         number = parse_decimal_text(value)
-        return value if number is None else number
+        return value if number is None else _filter_number(number, value, where)
     if isinstance(value, float):
         raise InvalidRuleError(f"{where} must be a string, integer, boolean or null, got {_quote_hint(value)}")
     raise InvalidRuleError(f"{where} must be a string, integer, boolean or null, got {_describe(value)}")
+
+
+def _filter_number(number: Decimal, value: object, where: str) -> Decimal:
+    """`number`, if its normalized text (`canonical_decimal`, as the rule message and the evaluator's state hold it)
+    is a number both cores read back: its exponent within +-MAX_EXPONENT."""
+    if number != 0 and abs(number.adjusted()) > MAX_EXPONENT:
+        raise InvalidRuleError(f"{where} is out of range (an exponent beyond +-{MAX_EXPONENT}): {_shown(value)}")
+    return number
 
 
 def _parse_filter(raw: object, index: int) -> Filter:

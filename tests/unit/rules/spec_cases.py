@@ -55,6 +55,16 @@ NORMALIZED: Final[list[tuple[dict[str, object], str, object]]] = [
         (Filter("paymentAmount", FilterOperator.GREATER, D("1.5")),),
     ),
     (
+        spec(filters=[{"field": "paymentAmount", "operator": "GREATER", "value": "1e999999999"}]),
+        "filters",
+        (Filter("paymentAmount", FilterOperator.GREATER, D("1e999999999")),),
+    ),
+    (
+        spec(filters=[{"field": "x", "operator": "EQUAL", "value": "0e9999"}]),
+        "filters",
+        (Filter("x", FilterOperator.EQUAL, D(0)),),
+    ),
+    (
         spec(filters=[{"field": "x", "operator": "IN", "value": ["a", 1, True, None]}]),
         "filters",
         (Filter("x", FilterOperator.IN, ("a", D(1), True, None)),),
@@ -111,6 +121,19 @@ REFUSED: Final[list[tuple[object, str]]] = [
     (spec(limit=" 5"), 'spec.limit must be an integer or a decimal string, got " 5"'),
     (spec(limit=[5]), "spec.limit must be an integer or a decimal string, got array [5]"),
     (spec(limit="1e200"), 'spec.limit is out of range (at most 100 digits each side of the point): "1e200"'),
+    # A filter number whose normalized text would carry a 10-digit exponent: no core could read it back.
+    (
+        spec(filters=[{"field": "paymentAmount", "operator": "GREATER", "value": "10e999999999"}]),
+        'spec.filters[0].value is out of range (an exponent beyond +-999999999): "10e999999999"',
+    ),
+    (
+        spec(filters=[{"field": "paymentAmount", "operator": "LESS", "value": "0.1e-999999999"}]),
+        'spec.filters[0].value is out of range (an exponent beyond +-999999999): "0.1e-999999999"',
+    ),
+    (
+        spec(filters=[{"field": "x", "operator": "IN", "value": ["a", D("12e999999999")]}]),
+        "spec.filters[0].value[1] is out of range (an exponent beyond +-999999999): 1.2E+1000000000",
+    ),
     (spec(windowMinutes=...), "spec.windowMinutes is required"),
     (spec(windowMinutes=0), "spec.windowMinutes must be at least 1, got 0"),
     (spec(windowMinutes=-3), "spec.windowMinutes must be at least 1, got -3"),

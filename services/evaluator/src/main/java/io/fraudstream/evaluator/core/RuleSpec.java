@@ -220,17 +220,34 @@ public record RuleSpec(
       return value;
     }
     if (value instanceof BigInteger i) {
-      return new BigDecimal(i);
+      return filterNumber(new BigDecimal(i), value, where);
     }
-    if (value instanceof BigDecimal) {
-      return value;
+    if (value instanceof BigDecimal d) {
+      return filterNumber(d, value, where);
     }
     if (value instanceof String s) {
       BigDecimal number = Decimals.parseDecimalText(s);
-      return number == null ? s : number;
+      return number == null ? s : filterNumber(number, value, where);
     }
     throw new InvalidRuleException(
         where + " must be a string, integer, boolean or null, got " + describe(value));
+  }
+
+  /**
+   * {@code number}, if its normalized text ({@link Decimals#canonical}, as the rule message and the state hold it)
+   * is a number both cores read back: its exponent within +-{@link Json#MAX_EXPONENT}.
+   */
+  private static BigDecimal filterNumber(BigDecimal number, Object value, String where)
+      throws InvalidRuleException {
+    if (number.signum() != 0 && Math.abs(Decimals.adjusted(number)) > Json.MAX_EXPONENT) {
+      throw new InvalidRuleException(
+          where
+              + " is out of range (an exponent beyond +-"
+              + Json.MAX_EXPONENT
+              + "): "
+              + DeadLetters.preview(value));
+    }
+    return number;
   }
 
   private static Filter parseFilter(Object raw, int index) throws InvalidRuleException {
