@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
@@ -51,21 +51,21 @@ def _decimal(literal: str) -> Decimal:
     return Decimal(_checked_number(literal))
 
 
-def _too_deep(value: object) -> bool:
-    """Whether `value` nests containers more than MAX_NESTING_DEPTH deep (a scalar is 0 deep, `[]` is 1)."""
-    stack: list[tuple[object, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children: Iterable[object]
-        if isinstance(item, dict):
-            children = item.values()
-        elif isinstance(item, list):
-            children = item
+_STRING_LITERAL: Final = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET: Final = re.compile(r"[\[\]{}]")
+
+
+def _too_deep(text: str) -> bool:
+    """Whether JSON `text` (valid JSON) nests containers more than MAX_NESTING_DEPTH deep anywhere, a value that a
+    later duplicate key replaces included, as the JVM core's streaming parser sees it (`[]` is 1 deep)."""
+    depth = 0
+    for bracket in _BRACKET.finditer(_STRING_LITERAL.sub("", text)):
+        if bracket.group() in "[{":
+            depth += 1
+            if depth > MAX_NESTING_DEPTH:
+                return True
         else:
-            continue
-        if depth > MAX_NESTING_DEPTH:
-            return True
-        stack.extend((child, depth + 1) for child in children)
+            depth -= 1
     return False
 
 
@@ -86,7 +86,7 @@ def loads_exact(data: bytes | str) -> object:
         raise JsonValueError(f"JSON nested deeper than {MAX_NESTING_DEPTH} levels") from exc
     except (ValueError, InvalidOperation) as exc:
         raise JsonValueError(f"not JSON: {exc}") from exc
-    if _too_deep(value):
+    if _too_deep(text):
         raise JsonValueError(f"JSON nested deeper than {MAX_NESTING_DEPTH} levels")
     return value
 

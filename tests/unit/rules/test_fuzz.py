@@ -157,6 +157,36 @@ def test_nesting_up_to_and_beyond_the_limit(jvm_engine: JvmEngine, depth: int, f
     same_outcomes(jvm_engine, [value, nested(depth).encode(), ('{"a":' * depth + "1" + "}" * depth).encode()])
 
 
+DEEP_OBJECT = nested(MAX_NESTING_DEPTH, '{"a":', "}")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        # A value nested too deep that a later duplicate key replaces: the JVM's streaming parser refuses it as it
+        # reads, so Python's must too.
+        f'{{"eventTime":{T0_MS},"payerId":"p","x":{nested(MAX_NESTING_DEPTH)},"x":0}}',
+        f'{{"eventTime":{T0_MS},"payerId":{DEEP_OBJECT},"payerId":"p"}}',
+        f'{{"eventTime":{T0_MS},"payerId":"p","x":{nested(MAX_NESTING_DEPTH - 1)},"x":0}}',
+        # Brackets inside strings, escaped quotes among them, do not nest.
+        f'{{"eventTime":{T0_MS},"payerId":"{"[" * 100}\\"{"{" * 100}","x":0}}',
+        # Field names longer than Jackson's default limit (50 000): any length a record can hold is a name.
+        f'{{"eventTime":{T0_MS},"payerId":"p","paymentAmount":1,"{"n" * 50_001}":1}}',
+        f'{{"eventTime":{T0_MS},"payerId":"p","paymentAmount":1,"{"n" * 1_000_000}":1}}',
+    ],
+    ids=[
+        "deep-then-replaced",
+        "deep-object-then-replaced",
+        "deepest-then-replaced",
+        "brackets-in-strings",
+        "name-50001",
+        "name-1000000",
+    ],
+)
+def test_what_the_jvms_streaming_parser_sees_the_python_one_sees(jvm_engine: JvmEngine, value: str) -> None:
+    same_outcomes(jvm_engine, [value.encode(), value.encode()])
+
+
 @pytest.mark.parametrize(
     "digits", [MAX_NUMBER_CHARS - 1, MAX_NUMBER_CHARS, MAX_NUMBER_CHARS + 1, 4_300, 4_301, 10_000, 1_000_000]
 )

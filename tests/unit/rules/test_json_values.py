@@ -66,3 +66,20 @@ def test_lone_surrogates_are_written_as_escapes_so_the_output_is_utf8(value: obj
 def test_json_escapes_of_lone_surrogates_read_back_and_write_back_the_same() -> None:
     raw = b'{"a":"\\ud800x","b":"\\ud834\\udd1e"}'
     assert dumps_exact(loads_exact(raw)) == '{"a":"\\ud800x","b":"\U0001d11e"}'
+
+
+def test_a_value_nested_too_deep_is_refused_even_when_a_later_duplicate_key_replaces_it() -> None:
+    deep = "[" * 64 + "]" * 64  # 65 containers with the object around it
+    with pytest.raises(JsonValueError, match="nested deeper than 64"):
+        loads_exact('{"x":' + deep + ',"x":0}')
+    assert loads_exact('{"x":' + deep[1:-1] + ',"x":0}') == {"x": 0}
+
+
+def test_brackets_in_strings_do_not_nest() -> None:
+    text = '{"x":"' + "[{" * 100 + '\\"' + "{[" * 100 + '"}'
+    assert loads_exact(text) == {"x": "[{" * 100 + '"' + "{[" * 100}
+
+
+def test_a_field_name_of_any_length_is_read() -> None:
+    name = "n" * 1_000_000
+    assert loads_exact('{"' + name + '":1}') == {name: 1}

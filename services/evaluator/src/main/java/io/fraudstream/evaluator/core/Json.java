@@ -44,6 +44,7 @@ public final class Json {
                   .maxNumberLength(100_000)
                   .maxNestingDepth(MAX_NESTING_DEPTH + 10)
                   .maxStringLength(Integer.MAX_VALUE)
+                  .maxNameLength(Integer.MAX_VALUE)
                   .build())
           .build();
 

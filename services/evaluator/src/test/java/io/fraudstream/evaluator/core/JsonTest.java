@@ -43,6 +43,13 @@ class JsonTest {
     assertEquals(BigInteger.valueOf(3), parsed.get("b"));
   }
 
+  /** Jackson's default limit on names (50 000 characters) is lifted: Python's json has none. */
+  @Test
+  void aNameOfAnyLengthIsRead() throws JsonValueException {
+    String name = "n".repeat(1_000_000);
+    assertEquals(Map.of(name, BigInteger.ONE), Json.parse("{\"" + name + "\": 1}"));
+  }
+
   @Test
   void scalarsAndContainers() throws JsonValueException {
     assertEquals(
