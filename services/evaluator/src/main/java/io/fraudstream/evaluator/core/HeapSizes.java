@@ -2,6 +2,8 @@ package io.fraudstream.evaluator.core;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The heap an object of a cached window takes, as a 64-bit HotSpot JVM with compressed references lays it out
@@ -17,6 +19,12 @@ final class HeapSizes {
   private static final int STRING = 24;
   private static final int BOXED_LONG = 16;
   private static final int OTHER_VALUE = 16;
+  /** An ArrayList: size, modCount and its array's reference. */
+  private static final int ARRAY_LIST = 24;
+  /** A LinkedHashMap: HashMap's fields and the list's head, tail and order. */
+  private static final int LINKED_HASH_MAP = 56;
+  /** A LinkedHashMap entry: hash, key, value, next, before, after. */
+  private static final int LINKED_ENTRY = 40;
   /** The decimal digits a long holds in full: a BigDecimal of more carries a BigInteger. */
   private static final int LONG_DIGITS = 18;
 
@@ -50,8 +58,9 @@ final class HeapSizes {
   }
 
   /**
-   * A projected value with what it alone holds: a string with its characters, a number with its digits; nothing for
-   * the JVM's shared instances ({@code null}, booleans, {@link Missing#MISSING}).
+   * A projected value with what it alone holds: a string with its characters, a number with its digits, a JSON array
+   * or object (as {@link Json} reads them) with its elements; nothing for the JVM's shared instances ({@code null},
+   * booleans, {@link Missing#MISSING}). A container's charge walks it: {@link Json} bounds its depth.
    */
   static long value(Object value) {
     if (value == null || value instanceof Boolean || value == Missing.MISSING) {
@@ -64,6 +73,25 @@ final class HeapSizes {
       return bigInteger(i.bitLength());
     } else if (value instanceof Long) {
       return BOXED_LONG;
+    } else if (value instanceof List<?> list) {
+      long bytes = ARRAY_LIST + referenceArray(list.size());
+      for (Object item : list) {
+        bytes += value(item);
+      }
+      return bytes;
+    } else if (value instanceof Map<?, ?> map) {
+      long bytes = LINKED_HASH_MAP + (long) LINKED_ENTRY * map.size();
+      if (!map.isEmpty()) {
+        int table = 16; // HashMap's default, doubled whenever its entries pass three quarters of it
+        while (map.size() > table / 4 * 3 && table < (1 << 30)) {
+          table <<= 1;
+        }
+        bytes += referenceArray(table);
+      }
+      for (Map.Entry<?, ?> entry : map.entrySet()) {
+        bytes += value(entry.getKey()) + value(entry.getValue());
+      }
+      return bytes;
     }
     return OTHER_VALUE;
   }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -30,6 +31,23 @@ class StoredEventTest {
     assertEquals(72 + 24 + 40 + (40 + 32) + 24, event(List.of(new BigDecimal("123456789012345678901234"))).heapBytes());
     // The amounts are an array of their own once a number is not an amount.
     assertEquals(72 + 24 + 40 + 24 + 24, event(List.of(new BigDecimal("1E+400"))).heapBytes());
+  }
+
+  /**
+   * A JSON array or object in a projected field is charged with its elements: a list of half a million numbers
+   * charged as 16 bytes let a burst of such events past the window cache's budget.
+   */
+  @Test
+  void heapBytesCountsWhatAnArrayOrObjectValueHolds() throws JsonValueException {
+    long empty = event(Arrays.asList((Object) null)).heapBytes();
+    Object numbers = Json.parse("[" + "0,".repeat(499_999) + "0]");
+    long list = event(Arrays.asList(numbers)).heapBytes() - empty;
+    assertTrue(list >= 500_000L * (40 + 4), "each BigInteger and its reference: " + list);
+    Object nested = Json.parse("{\"a\": [\"xyz\", {\"b\": 1}], \"c\": null}");
+    long map = event(Arrays.asList(nested)).heapBytes() - empty;
+    // the outer map (56 + HashMap's default table of 16: 80 + 2 entries: 80) with "a" and "c" (48 each), the list
+    // (24 + 24) with "xyz" (48), the inner map (56 + 80 + 40) with "b" (48) and 1 (a BigInteger: 40 + 24)
+    assertEquals(56 + 80 + 80 + 48 + 48 + 24 + 24 + 48 + 56 + 80 + 40 + 48 + 40 + 24, map);
   }
 
   @Test
