@@ -8,7 +8,8 @@ Contracts:
 - An *amount* is a finite decimal with at most `AMOUNT_DIGITS` digits before and after the point
   (after removing trailing zeros). The bound keeps exact running sums small; nothing real is near it.
 - `as_number` is the lenient reading used by filters: int (not bool), finite Decimal, or a string
-  that is a plain decimal literal (`-12`, `0.10`, `1e3`; no spaces, no NaN/Infinity, ASCII only).
+  that is a plain decimal literal (`-12`, `0.10`, `1e3`; no spaces, no NaN/Infinity, ASCII only) of at most
+  `MAX_NUMBER_CHARS` characters, as a JSON number literal.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from decimal import (
 )
 from typing import Final
 
+from .json_values import MAX_NUMBER_CHARS
+
 EXACT: Final = Context(
     prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[InvalidOperation, DivisionByZero, Overflow, Inexact]
 )
@@ -47,11 +50,16 @@ ONE: Final = Decimal(1)
 _DECIMAL_TEXT: Final = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,9})?", re.ASCII)
 
 
+def parse_decimal_text(text: str) -> Decimal | None:
+    """The finite Decimal a plain decimal literal denotes, or None if `text` is not one or is longer than a JSON
+    number literal may be (`MAX_NUMBER_CHARS`): a longer text is a string, never parsed or cached."""
+    return None if len(text) > MAX_NUMBER_CHARS else _parse_decimal_text(text)
+
+
 # Every stored event's amount is read by each rule of its key group, so the same text is parsed many times in a
 # row; Decimals are immutable, so sharing the parsed value is safe.
 @functools.lru_cache(maxsize=1 << 16)
-def parse_decimal_text(text: str) -> Decimal | None:
-    """The finite Decimal a plain decimal literal denotes, or None if `text` is not one."""
+def _parse_decimal_text(text: str) -> Decimal | None:
     if _DECIMAL_TEXT.fullmatch(text) is None:
         return None
     try:

@@ -7,6 +7,7 @@ from decimal import Decimal
 import pytest
 
 from fraudstream_rules.decimals import EXACT, as_amount, as_number, canonical_decimal, parse_decimal_text
+from fraudstream_rules.json_values import MAX_NUMBER_CHARS
 
 D = Decimal
 
@@ -80,6 +81,13 @@ def test_as_amount_bounds(value: str, amount: Decimal | None) -> None:
 
 def test_parse_decimal_text_refuses_huge_exponent_text() -> None:
     assert parse_decimal_text("1e9999999999") is None
+
+
+def test_a_decimal_text_is_at_most_as_long_as_a_json_number_literal() -> None:
+    longest = "-" + "9" * (MAX_NUMBER_CHARS - 1)
+    assert parse_decimal_text(longest) == Decimal(longest)
+    assert parse_decimal_text("9" * (MAX_NUMBER_CHARS + 1)) is None  # a string: never parsed (quadratic), not cached
+    assert as_number("1" * 1_000_000) is None
 
 
 def test_exact_context_never_rounds() -> None:

@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
  * digits, HALF_EVEN) is the only rounding, used to report an average. An <em>amount</em> is a finite decimal with at
  * most {@link #AMOUNT_DIGITS} digits before and after the point (after removing trailing zeros). {@link #asNumber}
  * is the lenient reading used by filters: an integer (not a boolean), a decimal, or a string that is a plain ASCII
- * decimal literal ({@code -12}, {@code 0.10}, {@code 1e3}).
+ * decimal literal ({@code -12}, {@code 0.10}, {@code 1e3}) of at most {@link Json#MAX_NUMBER_CHARS} characters.
  */
 public final class Decimals {
   public static final int AMOUNT_DIGITS = 100;
@@ -33,9 +33,12 @@ public final class Decimals {
 
   private Decimals() {}
 
-  /** The decimal a plain decimal literal denotes, or null if {@code text} is not one. */
+  /**
+   * The decimal a plain decimal literal denotes, or null if {@code text} is not one or is longer than a JSON number
+   * literal may be ({@link Json#MAX_NUMBER_CHARS}): a longer text is a string, never parsed or cached.
+   */
   public static BigDecimal parseDecimalText(String text) {
-    if (text.isEmpty() || "0123456789+-.".indexOf(text.charAt(0)) < 0) {
+    if (text.isEmpty() || text.length() > Json.MAX_NUMBER_CHARS || "0123456789+-.".indexOf(text.charAt(0)) < 0) {
       return null; // the common non-number (a payment type, an id): no regex, no cache entry
     }
     Optional<BigDecimal> parsed = PARSED.get(text);

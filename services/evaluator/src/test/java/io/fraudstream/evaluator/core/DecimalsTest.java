@@ -26,6 +26,15 @@ class DecimalsTest {
     assertNull(Decimals.parseDecimalText(text));
   }
 
+  /** Longer than a JSON number literal: a string, never parsed (quadratic in its length) nor cached. */
+  @Test
+  void aDecimalTextIsAtMostAsLongAsAJsonNumberLiteral() {
+    String longest = "9".repeat(Json.MAX_NUMBER_CHARS);
+    assertEquals(new BigDecimal(longest), Decimals.parseDecimalText(longest));
+    assertNull(Decimals.parseDecimalText(longest + "9"));
+    assertNull(Decimals.asNumber("1".repeat(1_000_000)));
+  }
+
   @Test
   void asNumberReadsIntegersDecimalsAndLiteralsButNotBooleans() {
     assertEquals(BigDecimal.valueOf(7), Decimals.asNumber(BigInteger.valueOf(7)));
