@@ -36,8 +36,8 @@ def publish(publisher: Sender, topic: TopicState, key: str, value: bytes) -> tup
 
     Returns the key's latest record afterwards and whether it was sent now; raises OperatorError if a send failed.
     """
-    latest = topic.get(key)
-    if latest is not None and latest.value == value and topic.known(key):
+    latest, known = topic.lookup(key)
+    if latest is not None and latest.value == value and known:
         PUBLISHES.labels("rule", "unchanged").inc()
         return latest, False
     return _send(publisher, topic, key, value, "rule"), True
@@ -46,8 +46,8 @@ def publish(publisher: Sender, topic: TopicState, key: str, value: bytes) -> tup
 def tombstone(publisher: Sender, topic: TopicState, key: str) -> bool:
     """Sends a tombstone for `key` unless the key is known to be absent or tombstoned already; True if one was sent.
     A key whose rule message was sent but never acknowledged is tombstoned: that message may be on the topic."""
-    latest = topic.get(key)
-    if (latest is None or latest.value is None) and topic.known(key):
+    latest, known = topic.lookup(key)
+    if (latest is None or latest.value is None) and known:
         PUBLISHES.labels("tombstone", "unchanged").inc()
         return False
     _send(publisher, topic, key, None, "tombstone")

@@ -17,8 +17,11 @@ from fraudstream_kafka.settings import RELIABLE_PRODUCER, ConfigValue, KafkaSett
 
 from .exceptions import DeliveryUnknownError, KafkaUnavailableError, PublishRejectedError
 
-# Error codes that mean "the brokers could not be reached in time", as opposed to "a broker said no".
+# Error codes that mean "not acknowledged": the brokers could not be reached in time, or the producer gave up on a
+# record it may have sent (fatal, purged in flight); as opposed to "a broker said no".
 _UNAVAILABLE = {
+    KafkaError._FATAL,
+    KafkaError._PURGE_INFLIGHT,
     KafkaError._MSG_TIMED_OUT,
     KafkaError._TIMED_OUT,
     KafkaError._TRANSPORT,
@@ -32,8 +35,19 @@ _UNAVAILABLE = {
 }
 
 
+# What produce() itself refuses for the record's own sake, whatever the brokers' state; anything else it raises
+# (a fatal producer, an unknown topic, a client in trouble) is retried as unavailability.
+_REFUSED_BY_THE_CLIENT = {KafkaError.MSG_SIZE_TOO_LARGE}
+
+
 def _unavailable(err: KafkaError) -> bool:
     return err.code() in _UNAVAILABLE or err.retriable()
+
+
+def _fatal(err: KafkaError) -> bool:
+    """A producer that reported this is unusable. confluent_kafka builds the KafkaErrors of delivery reports and of
+    produce() with fatal() False, so the code says it."""
+    return err.fatal() or err.code() == KafkaError._FATAL
 
 
 def delivery_error(err: KafkaError, topic: str) -> DeliveryUnknownError | PublishRejectedError:
@@ -46,11 +60,17 @@ def delivery_error(err: KafkaError, topic: str) -> DeliveryUnknownError | Publis
 
 def queue_error(exc: BufferError | KafkaException, topic: str) -> KafkaUnavailableError | PublishRejectedError:
     """The operator error for a record the client would not queue, so never sent: rejected when the client refuses
-    the record itself (larger than its message.max.bytes), else unavailable (a full queue, a client in trouble)."""
-    err = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
-    if isinstance(err, KafkaError) and not _unavailable(err):
+    the record itself (larger than its message.max.bytes), else unavailable (a full queue, a fatal producer, a
+    client in trouble)."""
+    err = _kafka_error(exc)
+    if err is not None and err.code() in _REFUSED_BY_THE_CLIENT:
         return PublishRejectedError(f"Kafka's client refused the record for topic {topic}: {err.str()}")
     return KafkaUnavailableError(f"could not queue the record for topic {topic}: {exc}")
+
+
+def _kafka_error(exc: BaseException) -> KafkaError | None:
+    err = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+    return err if isinstance(err, KafkaError) else None
 
 
 @dataclass(frozen=True)
@@ -104,6 +124,9 @@ class RulesProducer:
         try:
             producer.produce(self.topic, key=key.encode(), value=value, on_delivery=on_delivery)
         except (BufferError, KafkaException) as exc:
+            err = _kafka_error(exc)
+            if err is not None:
+                self._replace_if_fatal(producer, err)
             raise queue_error(exc, self.topic) from exc
         # librdkafka reports a timeout itself after message.timeout.ms; the extra margin only guards against a hang.
         deadline = started + self.timeout_s + 10
@@ -124,7 +147,7 @@ class RulesProducer:
 
     def _replace_if_fatal(self, producer: Producer, err: KafkaError) -> None:
         """A fatal error (e.g. the idempotence state could not be recovered) leaves the producer unusable."""
-        if not err.fatal():
+        if not _fatal(err):
             return
         with self._lock:
             if self._producer is producer:

@@ -48,6 +48,11 @@ class TopicState:
         with self._lock:
             return key not in self._unknown
 
+    def lookup(self, key: str) -> tuple[TopicRecord | None, bool]:
+        """`get` and `known` at one instant."""
+        with self._lock:
+            return self._records.get(key), key not in self._unknown
+
     def record(self, key: str, record: TopicRecord) -> None:
         with self._lock:
             self._records[key] = record

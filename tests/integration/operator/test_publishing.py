@@ -141,14 +141,14 @@ def test_a_spec_only_the_rule_model_refuses_is_never_published(
     assert f"{rules.namespace}/bad-from-start" not in latest_by_key(read_records(kafka_settings, operator.topic))
 
 
-def test_a_record_larger_than_the_client_sends_is_rejected_at_once_not_retried_as_an_outage(
+def test_a_record_larger_than_the_client_sends_is_refused_in_produce_as_publish_rejected(
     operator: OperatorHarness, kafka_settings: KafkaSettings
 ) -> None:
     producer = RulesProducer(kafka_settings, operator.topic, timeout_s=5)
     try:
         with operator.running():  # the operator makes its rules topic at startup
-            # librdkafka refuses it in produce() (message.max.bytes, 1 000 000): nothing was sent, and a retry
-            # would fail alike, so it is PublishRejected, not KafkaUnavailable.
+            # librdkafka refuses it in produce() (message.max.bytes, 1 000 000): nothing was sent, and what a retry
+            # would meet is the record's size, not an outage, so it is PublishRejected, not KafkaUnavailable.
             with pytest.raises(PublishRejectedError, match="client refused"):
                 producer.send("huge/rule", b"x" * 1_100_000)
             assert producer.send("huge/rule", None).topic == operator.topic  # the producer goes on sending

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
+from fraudstream_kafka.settings import KafkaSettings
 from fraudstream_operator.exceptions import DeliveryUnknownError, KafkaUnavailableError, PublishRejectedError
 from fraudstream_operator.publishing import publish, tombstone
-from fraudstream_operator.rules_producer import Delivery, delivery_error, queue_error
+from fraudstream_operator.rules_producer import Delivery, RulesProducer, delivery_error, queue_error
 from fraudstream_operator.topic_state import TopicRecord, TopicState
 
 
@@ -129,6 +130,8 @@ def test_a_tombstone_never_acknowledged_is_sent_again() -> None:
         (KafkaError._TRANSPORT, DeliveryUnknownError),
         (KafkaError.NOT_ENOUGH_REPLICAS, DeliveryUnknownError),
         (KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND, DeliveryUnknownError),
+        (KafkaError._FATAL, DeliveryUnknownError),
+        (KafkaError._PURGE_INFLIGHT, DeliveryUnknownError),
         (KafkaError.MSG_SIZE_TOO_LARGE, PublishRejectedError),
         (KafkaError.TOPIC_AUTHORIZATION_FAILED, PublishRejectedError),
         (KafkaError.UNKNOWN_TOPIC_OR_PART, PublishRejectedError),
@@ -146,9 +149,11 @@ def test_delivery_errors_are_classified(code: int, error_type: type[Exception]) 
     [
         (KafkaException(KafkaError(KafkaError.MSG_SIZE_TOO_LARGE)), PublishRejectedError),
         (KafkaException(KafkaError(KafkaError._TRANSPORT)), KafkaUnavailableError),
+        (KafkaException(KafkaError(KafkaError._FATAL)), KafkaUnavailableError),
+        (KafkaException(KafkaError(KafkaError._UNKNOWN_TOPIC)), KafkaUnavailableError),
         (BufferError("Local: Queue full"), KafkaUnavailableError),
     ],
-    ids=["too-large", "transport", "queue-full"],
+    ids=["too-large", "transport", "fatal", "unknown-topic", "queue-full"],
 )
 def test_a_record_the_client_would_not_queue_was_never_sent(exc: Exception, error_type: type[Exception]) -> None:
     assert isinstance(exc, (BufferError, KafkaException))
@@ -156,3 +161,19 @@ def test_a_record_the_client_would_not_queue_was_never_sent(exc: Exception, erro
 
     assert type(error) is error_type  # never DeliveryUnknownError: nothing can have landed
     assert "topic rules" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("error", "replaced"),
+    [(KafkaError(KafkaError._FATAL), True), (KafkaError(KafkaError._TRANSPORT), False)],
+    ids=["fatal", "transport"],
+)
+def test_a_producer_that_reported_a_fatal_error_is_replaced(error: KafkaError, replaced: bool) -> None:
+    # confluent_kafka's KafkaErrors say fatal() False even for _FATAL: the code decides.
+    producer = RulesProducer(KafkaSettings(bootstrap="127.0.0.1:1"), "rules", timeout_s=0.1)
+    try:
+        first = producer._producer
+        producer._replace_if_fatal(first, error)
+        assert (producer._producer is not first) is replaced
+    finally:
+        producer.close()
