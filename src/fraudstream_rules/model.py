@@ -38,7 +38,7 @@ from typing import Final, TypeVar
 from .dead_letters import preview
 from .decimals import as_number, canonical_decimal, is_amount, parse_decimal_text
 from .exceptions import InvalidRuleError, RejectedRuleMessageError
-from .json_values import MAX_EXPONENT, JsonValueError, loads_exact
+from .json_values import MAX_EXPONENT, MAX_NUMBER_CHARS, JsonValueError, loads_exact
 
 _E = TypeVar("_E", bound=StrEnum)
 
@@ -374,9 +374,13 @@ def _parse_filter_scalar(value: object, where: str) -> FilterScalar:
 
 def _filter_number(number: Decimal, value: object, where: str) -> Decimal:
     """`number`, if its normalized text (`canonical_decimal`, as the rule message and the evaluator's state hold it)
-    is a number both cores read back: its exponent within +-MAX_EXPONENT."""
-    if number != 0 and abs(number.adjusted()) > MAX_EXPONENT:
-        raise InvalidRuleError(f"{where} is out of range (an exponent beyond +-{MAX_EXPONENT}): {_shown(value)}")
+    is a number both cores read back: a decimal literal of at most MAX_NUMBER_CHARS characters, its exponent within
+    +-MAX_EXPONENT."""
+    if number != 0 and (abs(number.adjusted()) > MAX_EXPONENT or len(canonical_decimal(number)) > MAX_NUMBER_CHARS):
+        raise InvalidRuleError(
+            f"{where} is out of range (written out, at most {MAX_NUMBER_CHARS} characters with an exponent within"
+            f" +-{MAX_EXPONENT}): {_shown(value)}"
+        )
     return number
 
 

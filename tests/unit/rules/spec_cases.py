@@ -6,6 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Final
 
+from fraudstream_rules.dead_letters import preview
 from fraudstream_rules.model import Filter, FilterOperator, RuleState
 
 D = Decimal
@@ -26,6 +27,15 @@ def spec(**overrides: object) -> dict[str, object]:
         else:
             raw[key] = value
     return raw
+
+
+# Filter numbers whose normalized text is longer than a JSON number literal may be (1000 characters).
+LONG_TEXT: Final = "9" * 993 + "e999999"  # 1000 characters, normalized to 1003: 9.99...E+1000992
+LONG_INTEGER: Final = int("1" * 995 + "000")  # normalized to 1.11...E+997, 1002 characters
+OUT_OF_RANGE: Final = (
+    "spec.filters[0].value{index} is out of range (written out, at most 1000 characters with an exponent within"
+    " +-999999999): {shown}"
+)
 
 
 NORMALIZED: Final[list[tuple[dict[str, object], str, object]]] = [
@@ -124,15 +134,24 @@ REFUSED: Final[list[tuple[object, str]]] = [
     # A filter number whose normalized text would carry a 10-digit exponent: no core could read it back.
     (
         spec(filters=[{"field": "paymentAmount", "operator": "GREATER", "value": "10e999999999"}]),
-        'spec.filters[0].value is out of range (an exponent beyond +-999999999): "10e999999999"',
+        OUT_OF_RANGE.format(index="", shown='"10e999999999"'),
     ),
     (
         spec(filters=[{"field": "paymentAmount", "operator": "LESS", "value": "0.1e-999999999"}]),
-        'spec.filters[0].value is out of range (an exponent beyond +-999999999): "0.1e-999999999"',
+        OUT_OF_RANGE.format(index="", shown='"0.1e-999999999"'),
+    ),
+    # ... or one longer than a number literal may be: normalizing adds a point, a sign, an exponent digit.
+    (
+        spec(filters=[{"field": "paymentAmount", "operator": "LESS", "value": LONG_TEXT}]),
+        OUT_OF_RANGE.format(index="", shown=preview(LONG_TEXT)),
+    ),
+    (
+        spec(filters=[{"field": "x", "operator": "EQUAL", "value": LONG_INTEGER}]),
+        OUT_OF_RANGE.format(index="", shown=preview(LONG_INTEGER)),
     ),
     (
         spec(filters=[{"field": "x", "operator": "IN", "value": ["a", D("12e999999999")]}]),
-        "spec.filters[0].value[1] is out of range (an exponent beyond +-999999999): 1.2E+1000000000",
+        OUT_OF_RANGE.format(index="[1]", shown="1.2E+1000000000"),
     ),
     (spec(windowMinutes=...), "spec.windowMinutes is required"),
     (spec(windowMinutes=0), "spec.windowMinutes must be at least 1, got 0"),

@@ -235,14 +235,19 @@ public record RuleSpec(
 
   /**
    * {@code number}, if its normalized text ({@link Decimals#canonical}, as the rule message and the state hold it)
-   * is a number both cores read back: its exponent within +-{@link Json#MAX_EXPONENT}.
+   * is a number both cores read back: a decimal literal of at most {@link Json#MAX_NUMBER_CHARS} characters, its
+   * exponent within +-{@link Json#MAX_EXPONENT}.
    */
   private static BigDecimal filterNumber(BigDecimal number, Object value, String where)
       throws InvalidRuleException {
-    if (number.signum() != 0 && Math.abs(Decimals.adjusted(number)) > Json.MAX_EXPONENT) {
+    if (number.signum() != 0
+        && (Math.abs(Decimals.adjusted(number)) > Json.MAX_EXPONENT
+            || Decimals.canonical(number).length() > Json.MAX_NUMBER_CHARS)) {
       throw new InvalidRuleException(
           where
-              + " is out of range (an exponent beyond +-"
+              + " is out of range (written out, at most "
+              + Json.MAX_NUMBER_CHARS
+              + " characters with an exponent within +-"
               + Json.MAX_EXPONENT
               + "): "
               + DeadLetters.preview(value));

@@ -80,7 +80,7 @@ public final class StoredEvent {
     this.values = values;
     this.numbers = sameValues != null ? sameValues.numbers : numbersOf(values);
     this.amounts = sameValues != null ? sameValues.amounts : amountsOf(numbers);
-    this.heapBytes = (int) heapBytesOf(values, numbers, amounts, shared);
+    this.heapBytes = (int) Math.min(Integer.MAX_VALUE, heapBytesOf(values, numbers, amounts, shared));
   }
 
   /** Whether {@code values[i]} is a string equal to {@code shared[i]} and not the same instance. */
