@@ -18,10 +18,12 @@ from fraudstream_kafka.settings import RELIABLE_PRODUCER, ConfigValue, KafkaSett
 from .exceptions import DeliveryUnknownError, KafkaUnavailableError, PublishRejectedError
 
 # Error codes that mean "not acknowledged": the brokers could not be reached in time, or the producer gave up on a
-# record it may have sent (fatal, purged in flight); as opposed to "a broker said no".
+# record it may have sent (fatal, purged in flight or from its queue, as a fatal error purges it); as opposed to "a
+# broker said no".
 _UNAVAILABLE = {
     KafkaError._FATAL,
     KafkaError._PURGE_INFLIGHT,
+    KafkaError._PURGE_QUEUE,
     KafkaError._MSG_TIMED_OUT,
     KafkaError._TIMED_OUT,
     KafkaError._TRANSPORT,

@@ -132,6 +132,7 @@ def test_a_tombstone_never_acknowledged_is_sent_again() -> None:
         (KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND, DeliveryUnknownError),
         (KafkaError._FATAL, DeliveryUnknownError),
         (KafkaError._PURGE_INFLIGHT, DeliveryUnknownError),
+        (KafkaError._PURGE_QUEUE, DeliveryUnknownError),
         (KafkaError.MSG_SIZE_TOO_LARGE, PublishRejectedError),
         (KafkaError.TOPIC_AUTHORIZATION_FAILED, PublishRejectedError),
         (KafkaError.UNKNOWN_TOPIC_OR_PART, PublishRejectedError),

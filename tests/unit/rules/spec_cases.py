@@ -30,8 +30,8 @@ def spec(**overrides: object) -> dict[str, object]:
 
 
 # Filter numbers whose normalized text is longer than a JSON number literal may be (1000 characters).
-LONG_TEXT: Final = "9" * 993 + "e999999"  # 1000 characters, normalized to 1003: 9.99...E+1000992
-LONG_INTEGER: Final = int("1" * 995 + "000")  # normalized to 1.11...E+997, 1002 characters
+LONG_TEXT: Final = "9" * 993 + "e999999"  # 1000 characters, normalized to 1003: 9.99...E+1000991
+LONG_INTEGER: Final = int("1" * 995 + "000")  # normalized to 1.11...E+997, 1001 characters
 OUT_OF_RANGE: Final = (
     "spec.filters[0].value{index} is out of range (written out, at most 1000 characters with an exponent within"
     " +-999999999): {shown}"
