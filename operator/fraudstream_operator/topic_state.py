@@ -38,18 +38,9 @@ class TopicState:
         self._unknown: set[str] = set()
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> TopicRecord | None:
-        """The key's latest record as last known (None: absent), whether or not it is `known` now."""
-        with self._lock:
-            return self._records.get(key)
-
-    def known(self, key: str) -> bool:
-        """False while the key's latest record is unknown (`unknown`)."""
-        with self._lock:
-            return key not in self._unknown
-
     def lookup(self, key: str) -> tuple[TopicRecord | None, bool]:
-        """`get` and `known` at one instant."""
+        """The key's latest record as last known (None: absent), and whether it is known now: False from a send that
+        may or may not have landed (`unknown`) until one for the key succeeds."""
         with self._lock:
             return self._records.get(key), key not in self._unknown
 

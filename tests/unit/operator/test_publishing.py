@@ -36,7 +36,7 @@ def test_a_new_rule_is_sent_and_remembered() -> None:
     record, sent = publish(sender, topic, "a/x", b"v1")
 
     assert (record, sent) == (TopicRecord(b"v1", 0, 101), True)
-    assert topic.get("a/x") == record
+    assert topic.lookup("a/x") == (record, True)
 
 
 def test_the_latest_value_again_is_not_sent() -> None:
@@ -81,8 +81,7 @@ def test_a_failed_send_leaves_the_known_state_as_it_was() -> None:
     with pytest.raises(KafkaUnavailableError):
         publish(sender, topic, "a/x", b"v2")
 
-    assert topic.get("a/x") == TopicRecord(b"v1", 0, 7)
-    assert topic.known("a/x")  # it was never sent: the topic still holds v1
+    assert topic.lookup("a/x") == (TopicRecord(b"v1", 0, 7), True)  # it was never sent: the topic still holds v1
 
 
 def test_a_rule_whose_send_was_never_acknowledged_is_tombstoned_when_deleted() -> None:
@@ -94,7 +93,7 @@ def test_a_rule_whose_send_was_never_acknowledged_is_tombstoned_when_deleted() -
 
     assert tombstone(sender, topic, "a/x") is True
     assert sender.sent == [("a/x", b"v1"), ("a/x", None)]
-    assert topic.known("a/x") and topic.latest_values() == {"a/x": None}
+    assert topic.lookup("a/x")[1] and topic.latest_values() == {"a/x": None}
     assert tombstone(sender, topic, "a/x") is False  # known tombstoned now
 
 
