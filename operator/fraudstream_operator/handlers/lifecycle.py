@@ -6,6 +6,7 @@ from typing import Any
 
 import kopf
 
+from ..diffbase import DigestDiffBaseStorage
 from ..exceptions import OperatorError
 from ..metrics import LEADER, RECONCILE_ERRORS, MetricsServer
 from ..reconcile import start_runtime
@@ -31,6 +32,7 @@ def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: kopf.Log
     """Reads the environment, tunes kopf, starts the metrics server unless the process serves them already
     (`python -m fraudstream_operator` does, from before the election); a port already in use stops the operator.
 
+    kopf keeps its diff base as digests (see diffbase.py), so a spec of any size the API server takes is handled.
     kopf runs standalone: it is started only in the replica that holds the Lease (see leadership.py), or in the
     only one when election is off, so kopf's own peering is not needed.
     """
@@ -39,6 +41,7 @@ def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: kopf.Log
     # Without scanning kopf needs no RBAC on CRDs or namespaces; the startup listing proves the CRD is served.
     settings.scanning.disabled = True
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage()
+    settings.persistence.diffbase_storage = DigestDiffBaseStorage()
     memo[SETTINGS_KEY] = config
     LEADER.set(1)
     if config.metrics_port and METRICS_KEY not in memo:

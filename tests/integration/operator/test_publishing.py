@@ -4,15 +4,20 @@ and the FraudRule's status says so only once it did."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fraudstream_kafka.settings import KafkaSettings
+from fraudstream_localstack.operator_component import kubectl
 from fraudstream_operator.exceptions import PublishRejectedError
 from fraudstream_operator.rules_producer import RulesProducer
 from fraudstream_rules.model import parse_rule_message
 from tests.integration.operator.harness import (
     BASE_SPEC,
+    GROUP,
+    VERSION,
     FraudRules,
     OperatorHarness,
     http_get,
@@ -154,3 +159,39 @@ def test_a_record_larger_than_the_client_sends_is_refused_in_produce_as_publish_
             assert producer.send("huge/rule", None).topic == operator.topic  # the producer goes on sending
     finally:
         producer.close()
+
+
+def test_a_spec_larger_than_all_annotations_may_be_is_published_and_reported(
+    operator: OperatorHarness, rules: FraudRules, kafka_settings: KafkaSettings, kubeconfig: Path, tmp_path: Path
+) -> None:
+    """The API server bounds a FraudRule at its request size, not at the 256 KiB that all of an object's
+    annotations may hold together, so the operator's own bookkeeping must not grow with the spec.
+    As docs/operator.md says, such a rule is applied with `kubectl apply --server-side`."""
+    payers = [f"payer-{i:07d}" for i in range(30_000)]  # about 450 KiB of spec
+    blocklist = {**BASE_SPEC, "filters": [{"field": "payerId", "operator": "IN", "value": payers}]}
+    manifest = tmp_path / "blocklist.json"
+
+    def apply(spec: dict[str, Any], *flags: str) -> None:
+        metadata = {"name": "blocklist", "namespace": rules.namespace}
+        manifest.write_text(
+            json.dumps({"apiVersion": f"{GROUP}/{VERSION}", "kind": "FraudRule", "metadata": metadata, "spec": spec})
+        )
+        kubectl(kubeconfig, "apply", *flags, "-f", str(manifest))
+
+    with pytest.raises(RuntimeError, match="Too long"):  # client-side apply keeps a copy in an annotation
+        apply(blocklist)
+    with operator.running():
+        apply(blocklist, "--server-side")
+        created = rules.wait_ready("blocklist", generation=1)
+        apply({**blocklist, "limit": 100}, "--server-side")
+        updated = rules.wait_ready("blocklist", generation=2)
+        rules.delete("blocklist")
+        rules.wait_gone("blocklist")
+
+    annotations = created["metadata"].get("annotations") or {}
+    assert sum(len(k) + len(v) for k, v in annotations.items()) < 1024
+    assert updated["status"]["published"]["generation"] == 2
+    records = [r for r in read_records(kafka_settings, operator.topic) if r.key == f"{rules.namespace}/blocklist"]
+    assert [r.rule["generation"] if r.rule else None for r in records] == [1, 2, None]
+    first = records[0].rule
+    assert first is not None and first["spec"]["filters"][0]["value"] == payers
