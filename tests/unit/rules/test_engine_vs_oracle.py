@@ -35,6 +35,9 @@ FILTERS: tuple[list[dict[str, object]], ...] = (
         {"field": "fee", "operator": "LESS_EQUAL", "value": 1},
         {"field": "paymentType", "operator": "NOT_IN", "value": ["CSH"]},
     ],
+    # candidates of every kind: numbers by value whatever their spelling, strings, null (the JVM indexes them)
+    [{"field": "paymentAmount", "operator": "IN", "value": ["0.10", 2, "abc", None, "-5E-1"]}],
+    [{"field": "beneficiaryId", "operator": "NOT_IN", "value": ["1.00", True, "x"]}],
 )
 LIMITS: tuple[object, ...] = ("0", "0.3", "0.6", "1", 2, 3, "10.1")
 AMOUNTS = ("0.1", "0.2", "0.3", "0.10", "1", "2", "10", "-0.5", '"0.2"', '"abc"', None, "null")

@@ -2,34 +2,37 @@ package io.fraudstream.evaluator.core;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
  * {@code field operator value} (port of model.Filter). {@code value} is a scalar (String, BigDecimal, Boolean or
- * null) or, for IN/NOT_IN, an unmodifiable List of scalars; {@code numbers} holds what each of them reads as ({@link
- * Decimals#asNumber}, null where it is no number), one per candidate, derived once by the three-argument constructor.
+ * null) or, for IN/NOT_IN, an unmodifiable List of scalars. {@code number} is what a scalar value reads as ({@link
+ * Decimals#asNumber}, null where it is no number, and for lists); {@code candidates} indexes a list value (null for
+ * scalars). Both are derived once by the three-argument constructor.
  *
  * <p>A missing field never matches (not even NOT_EQUAL / NOT_IN). Two values are equal when both read as numbers
  * ({@link Decimals#asNumber}, numeric strings on either side count) and are numerically equal, or both are strings
  * and equal, or both are the same boolean, or both are null. Ordering operators hold only between two numbers.
  */
-public record Filter(String field, FilterOperator operator, Object value, List<BigDecimal> numbers) {
+public record Filter(
+    String field, FilterOperator operator, Object value, BigDecimal number, CandidateSet candidates) {
 
-  /** A filter whose {@code numbers} are read from {@code value}. */
+  /** A filter whose {@code number} and {@code candidates} are derived from {@code value}. */
   public Filter(String field, FilterOperator operator, Object value) {
-    this(field, operator, value, numbersOf(value));
+    this(field, operator, value, Decimals.asNumber(value), candidatesOf(value));
   }
 
-  private static List<BigDecimal> numbersOf(Object value) {
-    List<?> candidates = value instanceof List<?> items ? items : Collections.singletonList(value);
-    List<BigDecimal> numbers = new ArrayList<>(candidates.size());
-    for (Object candidate : candidates) {
-      numbers.add(Decimals.asNumber(candidate));
+  private static CandidateSet candidatesOf(Object value) {
+    if (!(value instanceof List<?> items)) {
+      return null;
     }
-    return Collections.unmodifiableList(numbers);
+    List<BigDecimal> numbers = new ArrayList<>(items.size());
+    for (Object item : items) {
+      numbers.add(Decimals.asNumber(item));
+    }
+    return new CandidateSet(items, numbers);
   }
 
   /** Whether a transaction's fields satisfy the filter; a missing field never does. */
@@ -44,17 +47,11 @@ public record Filter(String field, FilterOperator operator, Object value, List<B
 
   /** {@link #matchesValue(Object)} for a value whose reading as a number is already known. */
   public boolean matchesValue(Object actual, BigDecimal actualNumber) {
-    if (value instanceof List<?> candidates) {
-      boolean found = false;
-      for (int i = 0; i < candidates.size(); i++) {
-        if (scalarsEqual(actual, actualNumber, candidates.get(i), numbers.get(i))) {
-          found = true;
-          break;
-        }
-      }
+    if (candidates != null) {
+      boolean found = candidates.contains(actual, actualNumber);
       return operator == FilterOperator.IN ? found : !found;
     }
-    BigDecimal expectedNumber = numbers.get(0);
+    BigDecimal expectedNumber = number;
     if (operator == FilterOperator.EQUAL) {
       return scalarsEqual(actual, actualNumber, value, expectedNumber);
     }
