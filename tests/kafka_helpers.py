@@ -10,12 +10,12 @@ from typing import Any
 
 from confluent_kafka import Consumer, Message, Producer
 
-from fraudstream_kafka.settings import RELIABLE_PRODUCER, KafkaSettings
+from fraudstream_kafka.settings import RELIABLE_PRODUCER, ConfigValue, KafkaSettings
 
 
-def reliable_producer(settings: KafkaSettings) -> Producer:
-    """An idempotent producer whose sends are acknowledged by every in-sync replica."""
-    return Producer(settings.client_config(**RELIABLE_PRODUCER))
+def reliable_producer(settings: KafkaSettings, **extra: ConfigValue) -> Producer:
+    """An idempotent producer whose sends are acknowledged by every in-sync replica (`extra`: more settings)."""
+    return Producer(settings.client_config(**RELIABLE_PRODUCER, **extra))
 
 
 def produce(

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import string
 import time
 import uuid
 from collections.abc import Iterator
@@ -323,7 +325,9 @@ def test_a_rule_message_of_a_newer_format_is_refused_and_counted(stack: Stack) -
 def test_a_large_transaction_alerts_and_an_alert_too_large_to_write_is_passed_over(stack: Stack) -> None:
     case = Case(stack)
     case.tx("a", "500", note="n" * 900_000)  # ~900 KB: its alert (~900 KB) fits the alerts topic
-    big_payer = "p" * 600_000  # grouping key and transaction each carry it: ~1.2 MB, more than the topic takes
+    # Grouping key and transaction each carry it: ~1.2 MB, more than the topic takes, even lz4-compressed (random
+    # letters leave lz4, which has no entropy coding, next to nothing to shorten).
+    big_payer = "".join(random.Random(7).choices(string.ascii_letters + string.digits, k=600_000))
     before = sample(stack.detector_url, "fraud_dlq_records_total", error="unwritable")
     case.script.transaction(
         {"transactionId": f"{case.prefix}-big", "eventTime": case.script.next_ts_ms, "payerId": big_payer,
@@ -339,3 +343,22 @@ def test_a_large_transaction_alerts_and_an_alert_too_large_to_write_is_passed_ov
         "the unwritable alert counted",
     )
     assert "passed over an output Kafka refused" in stack.detector.log_tail(), "logged with its coordinates"
+
+
+def test_a_transaction_that_fits_its_topic_only_compressed_is_alerted_on_and_dead_lettered(stack: Stack) -> None:
+    """Its alert and its DLQ record are as large as it is uncompressed, more than the output topics take so."""
+    case = Case(stack)
+    note = "n" * 3_000_000  # ~3 MB uncompressed, three times what the transactions topic takes
+    case.script.transaction(
+        {"transactionId": f"{case.prefix}-1", "eventTime": case.script.next_ts_ms, "payerId": f"{case.prefix}-a",
+         "beneficiaryId": f"{case.prefix}-a", "paymentAmount": "500", "note": note},
+        compressed=True,
+    )  # fmt: skip
+    expected = case.expected_alerts()
+    assert {rule.rsplit("/", 1)[1] for rule, _, _ in expected} == set(GOOD_RULES), expected
+    assert case.alerts(expected) == expected
+    malformed = b'{"eventTime":"soon","note":"' + note.encode() + b'"}'
+    case.script.transaction(malformed, compressed=True)
+    headers, dead = case.dead_letter(case.script.records[-1].offset)
+    assert headers["error"] == "invalid", headers
+    assert dead == malformed

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka import Producer
 from prometheus_client.parser import text_string_to_metric_families
 
 from fraudstream_detector.config import DetectorConfig
 from fraudstream_detector.jvm_evaluator import records_processed
 from fraudstream_detector.pipeline import start_query
-from fraudstream_kafka.settings import KafkaSettings, Topics
+from fraudstream_kafka.settings import ConfigValue, KafkaSettings, Topics
 from fraudstream_kafka.topics import ensure_contract_topics
 from fraudstream_localstack.processes import ManagedProcess, free_port, wait_for
 from tests.kafka_helpers import reliable_producer
@@ -84,15 +85,27 @@ class Script:
 
     def __post_init__(self) -> None:
         self._producer = reliable_producer(self.kafka)
+        self._compressing: Producer | None = None
 
-    def _produce(self, topic: str, rule: bool, key: bytes | None, value: bytes | None) -> None:
-        """Produces one record and waits for its acknowledgement, so log order equals timestamp order."""
+    def _compressing_producer(self) -> Producer:
+        if self._compressing is None:
+            compressing: dict[str, ConfigValue] = {"compression.type": "zstd", "message.max.bytes": 64 << 20}
+            self._compressing = reliable_producer(self.kafka, **compressing)
+        return self._compressing
+
+    def _produce(
+        self, topic: str, rule: bool, key: bytes | None, value: bytes | None, compressed: bool = False
+    ) -> None:
+        """Produces one record and waits for its acknowledgement, so log order equals timestamp order. `compressed`:
+        zstd-compressed by a producer that takes records of up to 64 MiB, since the broker bounds only the batch's
+        compressed size."""
         self.next_ts_ms += 10
         delivered: list[Any] = []
-        self._producer.produce(
+        producer = self._compressing_producer() if compressed else self._producer
+        producer.produce(
             topic, key=key, value=value, timestamp=self.next_ts_ms, on_delivery=lambda e, m: delivered.append((e, m))
         )
-        self._producer.flush(30)
+        producer.flush(30)
         err, msg = delivered[0]
         assert err is None, err
         self.records.append(Produced(rule, key, value, topic, msg.partition(), msg.offset(), self.next_ts_ms))
@@ -103,9 +116,9 @@ class Script:
             value = json.dumps({"ruleId": rule_id, "generation": generation, "uid": uid, "spec": spec}).encode()
         self._produce(self.topics.rules, True, rule_id.encode(), value)
 
-    def transaction(self, tx: dict[str, object] | bytes, key: str = "k") -> None:
+    def transaction(self, tx: dict[str, object] | bytes, key: str = "k", compressed: bool = False) -> None:
         value = tx if isinstance(tx, bytes) else json.dumps(tx).encode()
-        self._produce(self.topics.transactions, False, key.encode(), value)
+        self._produce(self.topics.transactions, False, key.encode(), value, compressed)
 
     def transactions(self, txs: Sequence[dict[str, object] | bytes]) -> None:
         for tx in txs:

@@ -15,6 +15,9 @@ import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.AbstractRecords;
+import org.apache.kafka.common.record.CompressionType;
+import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.spark.sql.ForeachWriter;
 import org.apache.spark.sql.Row;
@@ -32,17 +35,28 @@ import org.slf4j.LoggerFactory;
  * stream goes on. Any other refusal fails the task at its next row or at {@code close}, so the query restarts from
  * its checkpoint and replays (at-least-once; alert ids are deterministic); a producer that reported such an error is
  * replaced, never reused, since it may be in a fatal state.
+ *
+ * <p>Outputs go uncompressed, adding nothing to the alerts' path, unless one is larger than {@code max.request.size}
+ * uncompressed: a transaction may come compressed, and fit its topic only so. Such an output goes lz4-compressed
+ * through a second producer that takes records of up to {@link #LARGE_RECORD_BYTES} uncompressed, since the broker
+ * bounds a compressed batch by its compressed size; it may be written after later outputs of the same key. An
+ * output that is larger even compressed, or larger than {@link #LARGE_RECORD_BYTES}, is unwritable.
  */
 public final class OutputWriter extends ForeachWriter<Row> {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(OutputWriter.class);
   private static final Map<Map<String, String>, Producer<byte[], byte[]>> PRODUCERS = new ConcurrentHashMap<>();
+  /** The largest output sent at all, uncompressed: 64 MiB. */
+  static final int LARGE_RECORD_BYTES = 64 << 20;
 
   private final Map<String, String> producerConfig;
+  private final Map<String, String> largeRecordConfig;
+  private final int maxRequestBytes;
   private final String alertsTopic;
   private final String dlqTopic;
   private final String instance;
   private transient Producer<byte[], byte[]> producer;
+  private transient Producer<byte[], byte[]> largeRecordProducer;
   private transient EvaluatorMetrics metrics;
   private transient AtomicReference<Exception> failure;
 
@@ -61,6 +75,12 @@ public final class OutputWriter extends ForeachWriter<Row> {
     config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.toString(Integer.MAX_VALUE));
     config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(Long.MAX_VALUE));
     this.producerConfig = Map.copyOf(config);
+    config.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+    config.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(LARGE_RECORD_BYTES));
+    // A record takes its size uncompressed of the buffer until its batch is compressed.
+    config.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(2L * LARGE_RECORD_BYTES));
+    this.largeRecordConfig = Map.copyOf(config);
+    this.maxRequestBytes = maxRequestBytes;
     this.alertsTopic = alertsTopic;
     this.dlqTopic = dlqTopic;
     this.instance = instance;
@@ -75,9 +95,12 @@ public final class OutputWriter extends ForeachWriter<Row> {
         });
   }
 
-  /** Drops {@code failed} from the shared producers (the next task gets a new one) and closes it. */
-  private void replace(Producer<byte[], byte[]> failed) {
-    if (PRODUCERS.remove(producerConfig, failed)) {
+  /**
+   * Drops {@code failed}, made for {@code config}, from the shared producers (the next task gets a new one) and
+   * closes it.
+   */
+  private static void replace(Map<String, String> config, Producer<byte[], byte[]> failed) {
+    if (PRODUCERS.remove(config, failed)) {
       LOG.warn("closing the evaluator's Kafka producer after a non-retriable error; the next task gets a new one");
       Thread closer = new Thread(() -> failed.close(Duration.ZERO), "fraudstream-producer-close");
       closer.setDaemon(true);
@@ -88,6 +111,7 @@ public final class OutputWriter extends ForeachWriter<Row> {
   @Override
   public boolean open(long partitionId, long epochId) {
     producer = producerFor(producerConfig);
+    largeRecordProducer = null;
     metrics = EvaluatorMetrics.of(instance);
     failure = new AtomicReference<>();
     return true;
@@ -112,16 +136,34 @@ public final class OutputWriter extends ForeachWriter<Row> {
       headers.add("source.offset", Long.toString(out.sourceOffset()).getBytes(StandardCharsets.UTF_8));
       record = new ProducerRecord<>(dlqTopic, null, null, out.key(), out.value(), headers);
     }
+    Map<String, String> config = producerConfig;
     Producer<byte[], byte[]> sender = producer;
+    if (uncompressedBytes(record) > maxRequestBytes) {
+      if (largeRecordProducer == null) {
+        largeRecordProducer = producerFor(largeRecordConfig);
+      }
+      config = largeRecordConfig;
+      sender = largeRecordProducer;
+    }
     try {
-      sender.send(record, acknowledged(out, sender));
+      sender.send(record, acknowledged(out, config, sender));
     } catch (RuntimeException exc) { // the producer itself failed (closed, fenced, fatal): replace it, fail the task
-      replace(sender);
+      replace(config, sender);
       throw new IllegalStateException("the evaluator's Kafka producer failed", exc);
     }
   }
 
-  private Callback acknowledged(OutputRow out, Producer<byte[], byte[]> sender) {
+  /** The size the producer checks against {@code max.request.size}, whatever its compression. */
+  static int uncompressedBytes(ProducerRecord<byte[], byte[]> record) {
+    return AbstractRecords.estimateSizeInBytesUpperBound(
+        RecordBatch.CURRENT_MAGIC_VALUE,
+        CompressionType.NONE,
+        record.key(),
+        record.value(),
+        record.headers().toArray());
+  }
+
+  private Callback acknowledged(OutputRow out, Map<String, String> config, Producer<byte[], byte[]> sender) {
     return (metadata, error) -> {
       if (error == null) {
         if (out.kind() == OutputRow.Kind.ALERT) {
@@ -142,7 +184,7 @@ public final class OutputWriter extends ForeachWriter<Row> {
             error.toString());
       } else {
         failure.compareAndSet(null, error);
-        replace(sender);
+        replace(config, sender);
       }
     };
   }
@@ -154,6 +196,9 @@ public final class OutputWriter extends ForeachWriter<Row> {
     }
     try {
       producer.flush();
+      if (largeRecordProducer != null) {
+        largeRecordProducer.flush();
+      }
     } catch (RuntimeException exc) { // replaced (closed) after an error, which failure already holds
       failure.compareAndSet(null, exc);
     }
