@@ -18,8 +18,10 @@ def published(body: kopf.Body, publication: Publication) -> None:
     )
 
 
-def tombstoned(body: kopf.Body, topic: str) -> None:
-    kopf.event(body, type="Normal", reason=Reason.TOMBSTONED, message=f"tombstone written to {topic}")
+def tombstoned(body: kopf.Body, topic: str, because: str = "") -> None:
+    """`because`, if given, is appended to the message as the tombstone's cause."""
+    message = f"tombstone written to {topic}" + (f": {because}" if because else "")
+    kopf.event(body, type="Normal", reason=Reason.TOMBSTONED, message=message)
 
 
 def failed(body: kopf.Body, error: OperatorError) -> None:

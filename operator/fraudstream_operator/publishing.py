@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Protocol
 
 from .exceptions import DeliveryUnknownError, OperatorError
@@ -49,6 +50,33 @@ def tombstone(publisher: Sender, topic: TopicState, key: str) -> bool:
     latest, known = topic.lookup(key)
     if (latest is None or latest.value is None) and known:
         PUBLISHES.labels("tombstone", "unchanged").inc()
+        return False
+    _send(publisher, topic, key, None, "tombstone")
+    return True
+
+
+def _uid_of(value: bytes) -> str | None:
+    """The `uid` of a rule message, None if the value holds none."""
+    try:
+        message = json.loads(value)
+    except ValueError:
+        return None
+    uid = message.get("uid") if isinstance(message, dict) else None
+    return uid if isinstance(uid, str) else None
+
+
+def retire_other_object(publisher: Sender, topic: TopicState, key: str, uid: str) -> bool:
+    """Tombstones `key` if its latest record is known to be the rule of another object than `uid`; True if it did.
+
+    That is a FraudRule deleted without its delete handler (its finalizer removed by hand) and created again under
+    the same name: when the new object's spec is invalid, nothing of its own is live, and the deleted object's rule
+    must not stay live in its place. A record whose uid cannot be read is left alone.
+    """
+    latest, known = topic.lookup(key)
+    if not known or latest is None or latest.value is None:
+        return False
+    previous = _uid_of(latest.value)
+    if previous is None or previous == uid:
         return False
     _send(publisher, topic, key, None, "tombstone")
     return True

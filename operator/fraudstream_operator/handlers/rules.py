@@ -12,10 +12,10 @@ import kopf
 
 from .. import conditions, events
 from ..conditions import Publication
-from ..exceptions import OperatorError
+from ..exceptions import InvalidSpecError, OperatorError
 from ..messages import rule_message
 from ..metrics import RECONCILE_ERRORS
-from ..publishing import publish, tombstone
+from ..publishing import publish, retire_other_object, tombstone
 from ..resource import GROUP, PLURAL, VERSION, rule_key
 from ..runtime import Runtime, runtime_of
 from ..status import write_status
@@ -39,6 +39,21 @@ def _failure(
     return kopf.TemporaryError(f"{error.reason}: {error}", delay=runtime.settings.retry_delay_s(retry))
 
 
+def _retire_other_object(
+    runtime: Runtime, body: kopf.Body, patch: kopf.Patch, key: str, uid: str, retry: int, logger: kopf.Logger
+) -> None:
+    """For a spec that is invalid: the key's rule, if it is another (deleted) object's, is tombstoned first; a failed
+    tombstone is reported and retried like a failed publish."""
+    try:
+        retired = retire_other_object(runtime.publisher, runtime.topic, key, uid)
+    except OperatorError as error:
+        raise _failure(runtime, body, patch, error, retry, logger) from error
+    if retired:
+        because = "the key's rule was that of a deleted FraudRule of the same name, and this one's spec is invalid"
+        events.tombstoned(body, runtime.settings.rules_topic, because)
+        logger.info(f"tombstone written for {key}: {because}")
+
+
 @kopf.on.resume(GROUP, VERSION, PLURAL)
 @kopf.on.create(GROUP, VERSION, PLURAL)
 @kopf.on.update(GROUP, VERSION, PLURAL, field="spec")
@@ -54,9 +69,14 @@ def publish_rule(
     runtime = runtime_of(memo)
     key = rule_key(str(body.meta["namespace"]), str(body.meta["name"]))
     generation = int(body.meta["generation"])
+    uid = str(body.meta["uid"])
     runtime.managed.add(key)
     try:
-        value = rule_message(key, generation, str(body.meta["uid"]), spec)
+        value = rule_message(key, generation, uid, spec)
+    except InvalidSpecError as invalid:
+        _retire_other_object(runtime, body, patch, key, uid, retry, logger)
+        raise _failure(runtime, body, patch, invalid, retry, logger) from invalid
+    try:
         record, sent = publish(runtime.publisher, runtime.topic, key, value)
     except OperatorError as error:
         raise _failure(runtime, body, patch, error, retry, logger) from error

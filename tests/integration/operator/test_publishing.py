@@ -195,3 +195,26 @@ def test_a_spec_larger_than_all_annotations_may_be_is_published_and_reported(
     assert [r.rule["generation"] if r.rule else None for r in records] == [1, 2, None]
     first = records[0].rule
     assert first is not None and first["spec"]["filters"][0]["value"] == payers
+
+
+def test_an_invalid_rule_created_again_under_a_deleted_ones_name_retires_the_deleted_ones_rule(
+    operator: OperatorHarness, rules: FraudRules, kafka_settings: KafkaSettings
+) -> None:
+    """The first object is deleted without its delete handler (its finalizer removed by hand while the operator is
+    down), so its rule is still on the topic when a second object of the same name, with an invalid spec, appears."""
+    with operator.running():
+        rules.create("recreated", BASE_SPEC)
+        first = rules.wait_ready("recreated", generation=1)
+    rules.patch("recreated", {"metadata": {"finalizers": None}})
+    rules.delete("recreated")
+    rules.wait_gone("recreated")
+    second = rules.create(
+        "recreated", {**BASE_SPEC, "filters": [{"field": "paymentType", "operator": "IN", "value": "CSH"}]}
+    )
+    with operator.running():
+        rules.wait_condition("recreated", "False", "InvalidSpec", generation=1)
+        rules.wait_events("recreated", "Tombstoned")
+
+    records = [r for r in read_records(kafka_settings, operator.topic) if r.key == f"{rules.namespace}/recreated"]
+    assert [r.rule["uid"] if r.rule else None for r in records] == [first["metadata"]["uid"], None]
+    assert second["metadata"]["uid"] != first["metadata"]["uid"]

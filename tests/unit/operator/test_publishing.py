@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from fraudstream_kafka.settings import KafkaSettings
 from fraudstream_operator.exceptions import DeliveryUnknownError, KafkaUnavailableError, PublishRejectedError
-from fraudstream_operator.publishing import publish, tombstone
+from fraudstream_operator.publishing import publish, retire_other_object, tombstone
 from fraudstream_operator.rules_producer import Delivery, RulesProducer, delivery_error, queue_error
 from fraudstream_operator.topic_state import TopicRecord, TopicState
 
@@ -177,3 +179,45 @@ def test_a_producer_that_reported_a_fatal_error_is_replaced(error: KafkaError, r
         assert (producer._producer is not first) is replaced
     finally:
         producer.close()
+
+
+def rule_value(uid: str) -> bytes:
+    return json.dumps({"formatVersion": 1, "ruleId": "a/x", "generation": 1, "uid": uid, "spec": {}}).encode()
+
+
+@pytest.mark.parametrize(
+    ("latest", "retired"),
+    [
+        (TopicRecord(rule_value("old-uid"), 0, 7), True),
+        (TopicRecord(rule_value("new-uid"), 0, 7), False),
+        (TopicRecord(None, 0, 7), False),
+        (None, False),
+        (TopicRecord(b"not json", 0, 7), False),
+        (TopicRecord(b'{"uid": 7}', 0, 7), False),
+    ],
+    ids=["another-objects-rule", "its-own-rule", "tombstoned", "absent", "unreadable", "no-string-uid"],
+)
+def test_only_another_objects_rule_is_retired(latest: TopicRecord | None, retired: bool) -> None:
+    sender, topic = FakeSender(), TopicState({"a/x": latest} if latest is not None else {})
+
+    assert retire_other_object(sender, topic, "a/x", "new-uid") is retired
+    assert sender.sent == ([("a/x", None)] if retired else [])
+    assert topic.lookup("a/x")[0] == (TopicRecord(None, 0, 101) if retired else latest)
+
+
+def test_a_key_whose_latest_record_is_unknown_is_not_retired() -> None:
+    """The unacknowledged send may have been this object's own last valid generation."""
+    sender, topic = FakeSender(), TopicState({"a/x": TopicRecord(rule_value("old-uid"), 0, 7)})
+    topic.unknown("a/x")
+
+    assert retire_other_object(sender, topic, "a/x", "new-uid") is False
+    assert sender.sent == []
+
+
+def test_a_failed_retirement_raises_so_that_it_is_retried() -> None:
+    sender, topic = FakeSender(), TopicState({"a/x": TopicRecord(rule_value("old-uid"), 0, 7)})
+    sender.down = True
+
+    with pytest.raises(KafkaUnavailableError):
+        retire_other_object(sender, topic, "a/x", "new-uid")
+    assert topic.lookup("a/x") == (TopicRecord(rule_value("old-uid"), 0, 7), True)
