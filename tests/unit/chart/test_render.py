@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from fraudstream_localstack.layout import ROOT, versions
+from fraudstream_operator.settings import OperatorSettings
 from tests.unit.chart.rendering import (
     CHART,
     DASHBOARD_FILE,
@@ -209,6 +210,9 @@ def test_operator_deployment_runs_replicas_rolling_with_startup_and_liveness_pro
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["OPERATOR_LIVENESS_ENDPOINT"] == "http://0.0.0.0:8080/healthz"
     assert env["KAFKA_BOOTSTRAP"] == "kafka-0.kafka.example.svc:9092"
+    # A graceful stop waits out a publish in flight (the publish timeout, plus RulesProducer's 10 s guard against a
+    # hang) before it releases the Lease.
+    assert spec["template"]["spec"]["terminationGracePeriodSeconds"] >= OperatorSettings.publish_timeout_s + 10 + 10
     one = find(render(mode("default"), extra_args=["--set", "operator.replicas=1"]), "Deployment", "-operator")
     assert one["spec"]["replicas"] == 1
     refused = helm("template", RELEASE, str(CHART), "--set", "operator.replicas=0", check=False)
