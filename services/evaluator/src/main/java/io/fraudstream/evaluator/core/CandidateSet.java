@@ -3,11 +3,15 @@ package io.fraudstream.evaluator.core;
 import java.math.BigDecimal;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The candidates of an IN/NOT_IN filter, indexed: whether a value equals one of them, as {@link Filter} defines
- * equality, costs a hash lookup whatever their count (a blocklist of tens of thousands of ids is one rule).
+ * equality, costs one lookup whatever their count (a blocklist of tens of thousands of ids is one rule): a hash
+ * lookup for strings, a binary search of {@code compareTo} for numbers (no arithmetic on the value looked up, so a
+ * 1000-digit number costs no more than its comparisons). Two sets are equal when they hold the same candidates.
  *
  * <p>Equality sorts every value into one class: a number (a value that reads as one, numeric strings included)
  * equals exactly the numbers numerically equal to it; otherwise a string equals the same string, a boolean the same
@@ -15,7 +19,7 @@ import java.util.Set;
  * reads as no number never equals a number.
  */
 public final class CandidateSet {
-  private final Set<BigDecimal> numbers = new HashSet<>();
+  private final TreeSet<BigDecimal> numbers = new TreeSet<>(); // compareTo: equal by value, whatever the scale
   private final Set<String> strings = new HashSet<>();
   private final Set<Boolean> booleans = new HashSet<>();
   private boolean hasNull;
@@ -26,7 +30,7 @@ public final class CandidateSet {
       Object candidate = candidates.get(i);
       BigDecimal number = numbers.get(i);
       if (number != null) {
-        this.numbers.add(key(number));
+        this.numbers.add(number.signum() == 0 ? BigDecimal.ZERO : number.stripTrailingZeros());
       } else if (candidate instanceof Boolean b) {
         booleans.add(b);
       } else if (candidate == null) {
@@ -40,7 +44,7 @@ public final class CandidateSet {
   /** Whether {@code actual}, which reads as {@code actualNumber} (null: no number), equals some candidate. */
   public boolean contains(Object actual, BigDecimal actualNumber) {
     if (actualNumber != null) {
-      return numbers.contains(key(actualNumber));
+      return numbers.contains(actualNumber);
     }
     if (actual instanceof Boolean b) {
       return booleans.contains(b);
@@ -51,8 +55,18 @@ public final class CandidateSet {
     return actual instanceof String s && strings.contains(s);
   }
 
-  /** One representative per numeric value: BigDecimal's equals and hashCode see the scale, compareTo does not. */
-  private static BigDecimal key(BigDecimal number) {
-    return number.signum() == 0 ? BigDecimal.ZERO : number.stripTrailingZeros();
+  @Override
+  public boolean equals(Object other) {
+    return other instanceof CandidateSet that
+        && numbers.equals(that.numbers)
+        && strings.equals(that.strings)
+        && booleans.equals(that.booleans)
+        && hasNull == that.hasNull;
+  }
+
+  /** Consistent with equals: each number is held in one representation (without trailing zeros). */
+  @Override
+  public int hashCode() {
+    return Objects.hash(numbers, strings, booleans, hasNull);
   }
 }

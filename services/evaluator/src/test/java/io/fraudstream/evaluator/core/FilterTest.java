@@ -111,6 +111,28 @@ class FilterTest {
   }
 
   @Test
+  void aThousandDigitNumberIsLookedUpByValue() {
+    String digits = "1" + "0".repeat(999);
+    assertTrue(in(List.of(new BigDecimal("1E+999")), digits));
+    assertTrue(in(List.of(digits), new BigDecimal("1.000E+999")));
+    assertFalse(in(List.of(new BigDecimal("1E+998")), digits));
+  }
+
+  @Test
+  void filtersOfTheSameCandidatesAreEqualWithEqualHashes() {
+    List<Object> spelled = Arrays.asList("CSH", new BigDecimal("2.50"), null, true);
+    List<Object> respelled = Arrays.asList(true, new BigDecimal("2.5"), "CSH", null, "CSH");
+    Filter one = new Filter(FIELD, FilterOperator.IN, Collections.unmodifiableList(spelled));
+    Filter other = new Filter(FIELD, FilterOperator.IN, Collections.unmodifiableList(spelled));
+    assertEquals(one, other);
+    assertEquals(one.hashCode(), other.hashCode());
+    CandidateSet reordered = new Filter(FIELD, FilterOperator.IN, respelled).candidates();
+    assertEquals(one.candidates(), reordered);
+    assertEquals(one.candidates().hashCode(), reordered.hashCode());
+    assertFalse(one.candidates().equals(new Filter(FIELD, FilterOperator.IN, List.of("CSH")).candidates()));
+  }
+
+  @Test
   void aBlocklistOfFiftyThousandIdsMatchesItsMembersOnly() {
     List<Object> ids = new ArrayList<>();
     for (int i = 0; i < 50_000; i++) {
