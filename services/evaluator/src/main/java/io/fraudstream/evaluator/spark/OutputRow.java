@@ -90,6 +90,12 @@ record OutputRow(
   }
 
   /** Where the transaction came from, for logs: topic:partition:offset. */
+  /** This output without its key and value: what to keep of it while it is in flight. */
+  OutputRow withoutPayload() {
+    return new OutputRow(
+        kind, null, null, ruleId, transactionTsMs, error, detail, sourceTopic, sourcePartition, sourceOffset);
+  }
+
   String coordinates() {
     return sourceTopic + ":" + sourcePartition + ":" + sourceOffset;
   }

@@ -38,9 +38,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Outputs go uncompressed, adding nothing to the alerts' path, unless one is larger than {@code max.request.size}
  * uncompressed: a transaction may come compressed, and fit its topic only so. Such an output goes lz4-compressed
- * through a second producer that takes records of up to {@link #LARGE_RECORD_BYTES} uncompressed, since the broker
- * bounds a compressed batch by its compressed size; it may be written after later outputs of the same key. An
- * output that is larger even compressed, or larger than {@link #LARGE_RECORD_BYTES}, is unwritable.
+ * through a second producer that takes records of up to {@link #LARGE_RECORD_BYTES} uncompressed (or {@code
+ * max.request.size}, if larger), since the broker bounds a compressed batch by its compressed size; it may be
+ * written after later outputs of the same key. An output that is larger even compressed, or larger than that, is
+ * unwritable. Until the broker acknowledges an output, the writer keeps its description, not its bytes.
  */
 public final class OutputWriter extends ForeachWriter<Row> {
   private static final long serialVersionUID = 1L;
@@ -71,19 +72,29 @@ public final class OutputWriter extends ForeachWriter<Row> {
     config.put(ProducerConfig.ACKS_CONFIG, "all");
     config.put(ProducerConfig.LINGER_MS_CONFIG, "0");
     config.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(maxRequestBytes));
+    config.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(bufferBytes(maxRequestBytes)));
     // Outages are waited out rather than turned into task failures: retry for as long as it takes.
     config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.toString(Integer.MAX_VALUE));
     config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(Long.MAX_VALUE));
     this.producerConfig = Map.copyOf(config);
+    int largeRecordBytes = Math.max(LARGE_RECORD_BYTES, maxRequestBytes);
     config.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-    config.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(LARGE_RECORD_BYTES));
-    // A record takes its size uncompressed of the buffer until its batch is compressed.
-    config.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(2L * LARGE_RECORD_BYTES));
+    config.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(largeRecordBytes));
+    config.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(bufferBytes(largeRecordBytes)));
     this.largeRecordConfig = Map.copyOf(config);
     this.maxRequestBytes = maxRequestBytes;
     this.alertsTopic = alertsTopic;
     this.dlqTopic = dlqTopic;
     this.instance = instance;
+  }
+
+  /**
+   * The producer's {@code buffer.memory} for records of up to {@code maxRecordBytes}: a record takes its size
+   * uncompressed of the buffer until its batch is sent, and one that does not fit the buffer is refused; at least
+   * the client's default (32 MiB).
+   */
+  private static long bufferBytes(int maxRecordBytes) {
+    return Math.max(32L << 20, 2L * maxRecordBytes);
   }
 
   private static Producer<byte[], byte[]> producerFor(Map<String, String> config) {
@@ -146,7 +157,7 @@ public final class OutputWriter extends ForeachWriter<Row> {
       sender = largeRecordProducer;
     }
     try {
-      sender.send(record, acknowledged(out, config, sender));
+      sender.send(record, acknowledged(out.withoutPayload(), valueBytes(out), config, sender));
     } catch (RuntimeException exc) { // the producer itself failed (closed, fenced, fatal): replace it, fail the task
       replace(config, sender);
       throw new IllegalStateException("the evaluator's Kafka producer failed", exc);
@@ -163,7 +174,13 @@ public final class OutputWriter extends ForeachWriter<Row> {
         record.headers().toArray());
   }
 
-  private Callback acknowledged(OutputRow out, Map<String, String> config, Producer<byte[], byte[]> sender) {
+  private static int valueBytes(OutputRow out) {
+    return out.value() == null ? 0 : out.value().length;
+  }
+
+  /** What to do once {@code sender} has an answer for {@code out} (a row without its key and value). */
+  private Callback acknowledged(
+      OutputRow out, int valueBytes, Map<String, String> config, Producer<byte[], byte[]> sender) {
     return (metadata, error) -> {
       if (error == null) {
         if (out.kind() == OutputRow.Kind.ALERT) {
@@ -179,7 +196,7 @@ public final class OutputWriter extends ForeachWriter<Row> {
             "passed over an output Kafka refused: the {} for the transaction at {} ({} bytes) to {}: {}",
             out.kind() == OutputRow.Kind.ALERT ? "alert of rule " + out.ruleId() : "DLQ record (" + out.error() + ")",
             out.coordinates(),
-            out.value() == null ? 0 : out.value().length,
+            valueBytes,
             out.kind() == OutputRow.Kind.ALERT ? alertsTopic : dlqTopic,
             error.toString());
       } else {
