@@ -32,8 +32,8 @@ class DigestDiffBaseStorage(kopf.AnnotationsDiffBaseStorage):
     with each stanza whose digest differs replaced by a placeholder. So kopf sees which stanzas changed, and its
     field filters (`field="spec"`) work, but not what they held before: a handler must not read `old` or `diff`.
 
-    An object last handled by kopf's default storage is read once through that storage's annotation, which the
-    next `store` removes.
+    An object last handled by kopf's default storage is read through that storage's annotation until the next
+    `store` (kopf stores after a change) removes it.
     """
 
     def __init__(self) -> None:

@@ -23,7 +23,7 @@ def _send(publisher: Sender, topic: TopicState, key: str, value: bytes | None, k
     except OperatorError as error:
         PUBLISHES.labels(kind, "failed").inc()
         if isinstance(error, DeliveryUnknownError):
-            topic.unknown(key)
+            topic.unknown(key, value)
         raise
     PUBLISHES.labels(kind, "delivered").inc()
     PUBLISH_LATENCY.labels(kind).observe(delivery.latency_s)
@@ -66,17 +66,15 @@ def _uid_of(value: bytes) -> str | None:
 
 
 def retire_other_object(publisher: Sender, topic: TopicState, key: str, uid: str) -> bool:
-    """Tombstones `key` if its latest record is known to be the rule of another object than `uid`; True if it did.
+    """Tombstones `key` if its latest record may be the rule of another object than `uid` and cannot be this
+    object's own; True if it did.
 
     That is a FraudRule deleted without its delete handler (its finalizer removed by hand) and created again under
-    the same name: when the new object's spec is invalid, nothing of its own is live, and the deleted object's rule
-    must not stay live in its place. A record whose uid cannot be read is left alone.
+    the same name: when the new object's rule cannot be published, nothing of its own is live, and the deleted
+    object's rule must not stay live in its place. Records whose uid cannot be read are left out of the decision.
     """
-    latest, known = topic.lookup(key)
-    if not known or latest is None or latest.value is None:
-        return False
-    previous = _uid_of(latest.value)
-    if previous is None or previous == uid:
+    uids = {_uid_of(value) for value in topic.possible_values(key) if value is not None} - {None}
+    if not uids or uid in uids:
         return False
     _send(publisher, topic, key, None, "tombstone")
     return True

@@ -35,7 +35,7 @@ class TopicState:
 
     def __init__(self, records: Mapping[str, TopicRecord] | None = None) -> None:
         self._records = dict(records or {})
-        self._unknown: set[str] = set()
+        self._unknown: dict[str, list[bytes | None]] = {}  # per unknown key, the values sent unacknowledged
         self._lock = threading.Lock()
 
     def lookup(self, key: str) -> tuple[TopicRecord | None, bool]:
@@ -44,16 +44,23 @@ class TopicState:
         with self._lock:
             return self._records.get(key), key not in self._unknown
 
+    def possible_values(self, key: str) -> list[bytes | None]:
+        """Every value the key's latest record may hold (None: absent or a tombstone): the last known one and, while
+        the key is unknown, each value sent unacknowledged since."""
+        with self._lock:
+            latest = self._records.get(key)
+            return [latest.value if latest is not None else None, *self._unknown.get(key, [])]
+
     def record(self, key: str, record: TopicRecord) -> None:
         with self._lock:
             self._records[key] = record
-            self._unknown.discard(key)
+            self._unknown.pop(key, None)
 
-    def unknown(self, key: str) -> None:
-        """A send for `key` was not acknowledged but may have been appended: whatever its latest record was, it may
-        now be the one sent."""
+    def unknown(self, key: str, value: bytes | None) -> None:
+        """A send of `value` for `key` was not acknowledged but may have been appended: whatever the key's latest
+        record was, it may now be this one."""
         with self._lock:
-            self._unknown.add(key)
+            self._unknown.setdefault(key, []).append(value)
 
     def latest_values(self) -> dict[str, bytes | None]:
         with self._lock:

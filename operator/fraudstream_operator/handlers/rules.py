@@ -12,7 +12,7 @@ import kopf
 
 from .. import conditions, events
 from ..conditions import Publication
-from ..exceptions import InvalidSpecError, OperatorError
+from ..exceptions import InvalidSpecError, OperatorError, PublishRejectedError
 from ..messages import rule_message
 from ..metrics import RECONCILE_ERRORS
 from ..publishing import publish, retire_other_object, tombstone
@@ -42,14 +42,15 @@ def _failure(
 def _retire_other_object(
     runtime: Runtime, body: kopf.Body, patch: kopf.Patch, key: str, uid: str, retry: int, logger: kopf.Logger
 ) -> None:
-    """For a spec that is invalid: the key's rule, if it is another (deleted) object's, is tombstoned first; a failed
-    tombstone is reported and retried like a failed publish."""
+    """For a rule that cannot be published (its spec invalid, or its record refused): the key's rule, if it may be
+    another (deleted) object's and cannot be this one's, is tombstoned first; a failed tombstone is reported and
+    retried like a failed publish."""
     try:
         retired = retire_other_object(runtime.publisher, runtime.topic, key, uid)
     except OperatorError as error:
         raise _failure(runtime, body, patch, error, retry, logger) from error
     if retired:
-        because = "the key's rule was that of a deleted FraudRule of the same name, and this one's spec is invalid"
+        because = "the key's rule was that of a deleted FraudRule of the same name, and this one's cannot be published"
         events.tombstoned(body, runtime.settings.rules_topic, because)
         logger.info(f"tombstone written for {key}: {because}")
 
@@ -73,11 +74,10 @@ def publish_rule(
     runtime.managed.add(key)
     try:
         value = rule_message(key, generation, uid, spec)
-    except InvalidSpecError as invalid:
-        _retire_other_object(runtime, body, patch, key, uid, retry, logger)
-        raise _failure(runtime, body, patch, invalid, retry, logger) from invalid
-    try:
         record, sent = publish(runtime.publisher, runtime.topic, key, value)
+    except (InvalidSpecError, PublishRejectedError) as refused:
+        _retire_other_object(runtime, body, patch, key, uid, retry, logger)
+        raise _failure(runtime, body, patch, refused, retry, logger) from refused
     except OperatorError as error:
         raise _failure(runtime, body, patch, error, retry, logger) from error
     publication = Publication(generation, runtime.settings.rules_topic, record.partition, record.offset)

@@ -197,22 +197,37 @@ def test_a_spec_larger_than_all_annotations_may_be_is_published_and_reported(
     assert first is not None and first["spec"]["filters"][0]["value"] == payers
 
 
-def test_an_invalid_rule_created_again_under_a_deleted_ones_name_retires_the_deleted_ones_rule(
-    operator: OperatorHarness, rules: FraudRules, kafka_settings: KafkaSettings
+@pytest.mark.parametrize(
+    ("filters", "reason"),
+    [
+        ([{"field": "paymentType", "operator": "IN", "value": "CSH"}], "InvalidSpec"),
+        # a rule message of ~1.1 MB: more than the producer sends (message.max.bytes, 1 000 000)
+        (
+            [{"field": "payerId", "operator": "IN", "value": [f"payer-{i:07d}" for i in range(75_000)]}],
+            "PublishRejected",
+        ),
+    ],
+    ids=["invalid", "too-large"],
+)
+def test_a_rule_that_cannot_be_published_under_a_deleted_ones_name_retires_the_deleted_ones_rule(
+    operator: OperatorHarness,
+    rules: FraudRules,
+    kafka_settings: KafkaSettings,
+    filters: list[dict[str, Any]],
+    reason: str,
 ) -> None:
     """The first object is deleted without its delete handler (its finalizer removed by hand while the operator is
-    down), so its rule is still on the topic when a second object of the same name, with an invalid spec, appears."""
+    down), so its rule is still on the topic when a second object of the same name, whose rule cannot be
+    published, appears."""
     with operator.running():
         rules.create("recreated", BASE_SPEC)
         first = rules.wait_ready("recreated", generation=1)
     rules.patch("recreated", {"metadata": {"finalizers": None}})
     rules.delete("recreated")
     rules.wait_gone("recreated")
-    second = rules.create(
-        "recreated", {**BASE_SPEC, "filters": [{"field": "paymentType", "operator": "IN", "value": "CSH"}]}
-    )
+    second = rules.create("recreated", {**BASE_SPEC, "filters": filters})
     with operator.running():
-        rules.wait_condition("recreated", "False", "InvalidSpec", generation=1)
+        rules.wait_condition("recreated", "False", reason, generation=1)
         rules.wait_events("recreated", "Tombstoned")
 
     records = [r for r in read_records(kafka_settings, operator.topic) if r.key == f"{rules.namespace}/recreated"]

@@ -205,13 +205,25 @@ def test_only_another_objects_rule_is_retired(latest: TopicRecord | None, retire
     assert topic.lookup("a/x")[0] == (TopicRecord(None, 0, 101) if retired else latest)
 
 
-def test_a_key_whose_latest_record_is_unknown_is_not_retired() -> None:
-    """The unacknowledged send may have been this object's own last valid generation."""
+def test_a_key_whose_unacknowledged_send_was_its_own_rule_is_not_retired() -> None:
+    """That send may have been this object's own last valid generation, which an invalid edit keeps live."""
     sender, topic = FakeSender(), TopicState({"a/x": TopicRecord(rule_value("old-uid"), 0, 7)})
-    topic.unknown("a/x")
+    topic.unknown("a/x", rule_value("new-uid"))
 
     assert retire_other_object(sender, topic, "a/x", "new-uid") is False
     assert sender.sent == []
+
+
+def test_a_retirement_whose_tombstone_went_unacknowledged_is_retried() -> None:
+    sender, topic = FakeSender(), TopicState({"a/x": TopicRecord(rule_value("old-uid"), 0, 7)})
+    sender.unacknowledged = True
+    with pytest.raises(DeliveryUnknownError):
+        retire_other_object(sender, topic, "a/x", "new-uid")
+    sender.unacknowledged = False
+
+    assert retire_other_object(sender, topic, "a/x", "new-uid") is True
+    assert sender.sent == [("a/x", None), ("a/x", None)]
+    assert topic.possible_values("a/x") == [None]
 
 
 def test_a_failed_retirement_raises_so_that_it_is_retried() -> None:
