@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Protocol
 
 from .exceptions import DeliveryUnknownError, OperatorError
@@ -55,16 +54,6 @@ def tombstone(publisher: Sender, topic: TopicState, key: str) -> bool:
     return True
 
 
-def _uid_of(value: bytes) -> str | None:
-    """The `uid` of a rule message, None if the value holds none."""
-    try:
-        message = json.loads(value)
-    except ValueError:
-        return None
-    uid = message.get("uid") if isinstance(message, dict) else None
-    return uid if isinstance(uid, str) else None
-
-
 def retire_other_object(publisher: Sender, topic: TopicState, key: str, uid: str) -> bool:
     """Tombstones `key` if its latest record may be the rule of another object than `uid` and cannot be this
     object's own; True if it did.
@@ -73,8 +62,8 @@ def retire_other_object(publisher: Sender, topic: TopicState, key: str, uid: str
     the same name: when the new object's rule cannot be published, nothing of its own is live, and the deleted
     object's rule must not stay live in its place. Records whose uid cannot be read are left out of the decision.
     """
-    uids = {_uid_of(value) for value in topic.possible_values(key) if value is not None} - {None}
-    if not uids or uid in uids:
+    owners = topic.possible_owners(key) - {None}
+    if not owners or uid in owners:
         return False
     _send(publisher, topic, key, None, "tombstone")
     return True

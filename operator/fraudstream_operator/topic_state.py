@@ -7,6 +7,7 @@ duplicating rules on the topic.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -29,13 +30,25 @@ class TopicRecord:
     offset: int
 
 
+def owner_of(value: bytes | None) -> str | None:
+    """The uid of the FraudRule whose rule message `value` is; None for a tombstone, or a value naming none."""
+    if value is None:
+        return None
+    try:
+        message = json.loads(value)
+    except ValueError:
+        return None
+    uid = message.get("uid") if isinstance(message, dict) else None
+    return uid if isinstance(uid, str) else None
+
+
 class TopicState:
     """Latest record per key, shared by the handler threads; a key whose last send may or may not have landed is
     not known until a send for it succeeds."""
 
     def __init__(self, records: Mapping[str, TopicRecord] | None = None) -> None:
         self._records = dict(records or {})
-        self._unknown: dict[str, list[bytes | None]] = {}  # per unknown key, the values sent unacknowledged
+        self._unknown: dict[str, set[str | None]] = {}  # per unknown key, the owners of the values sent unacknowledged
         self._lock = threading.Lock()
 
     def lookup(self, key: str) -> tuple[TopicRecord | None, bool]:
@@ -44,12 +57,14 @@ class TopicState:
         with self._lock:
             return self._records.get(key), key not in self._unknown
 
-    def possible_values(self, key: str) -> list[bytes | None]:
-        """Every value the key's latest record may hold (None: absent or a tombstone): the last known one and, while
-        the key is unknown, each value sent unacknowledged since."""
+    def possible_owners(self, key: str) -> set[str | None]:
+        """The owner (`owner_of`) of every value the key's latest record may hold: the last known one and, while the
+        key is unknown, each value sent unacknowledged since. A set of uids, not of values: retries while Kafka is
+        down add nothing."""
         with self._lock:
             latest = self._records.get(key)
-            return [latest.value if latest is not None else None, *self._unknown.get(key, [])]
+            unacknowledged = set(self._unknown.get(key, set()))
+        return {owner_of(latest.value if latest is not None else None), *unacknowledged}
 
     def record(self, key: str, record: TopicRecord) -> None:
         with self._lock:
@@ -59,8 +74,9 @@ class TopicState:
     def unknown(self, key: str, value: bytes | None) -> None:
         """A send of `value` for `key` was not acknowledged but may have been appended: whatever the key's latest
         record was, it may now be this one."""
+        owner = owner_of(value)
         with self._lock:
-            self._unknown.setdefault(key, []).append(value)
+            self._unknown.setdefault(key, set()).add(owner)
 
     def latest_values(self) -> dict[str, bytes | None]:
         with self._lock:

@@ -369,7 +369,7 @@ def test_a_transaction_that_fits_its_topic_only_compressed_is_alerted_on_and_dea
 
 
 def test_a_blocklist_of_thirty_thousand_payers_alerts_on_listed_payers_only(stack: Stack) -> None:
-    """A spec of ~500 KiB: more than kubectl's client-side apply or kopf's default bookkeeping take (see
+    """A rule message of ~780 KB: more than kubectl's client-side apply or kopf's default bookkeeping take (see
     docs/operator.md), published by the operator and evaluated by the detector like any other rule."""
     case = Case(stack)
     blocklist = [f"{case.prefix}-blocked-{i}" for i in range(30_000)]

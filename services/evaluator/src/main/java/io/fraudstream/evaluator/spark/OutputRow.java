@@ -89,13 +89,13 @@ record OutputRow(
         Kind.DLQ, key, value, null, transactionTsMs, error, detail, sourceTopic, sourcePartition, sourceOffset);
   }
 
-  /** Where the transaction came from, for logs: topic:partition:offset. */
   /** This output without its key and value: what to keep of it while it is in flight. */
   OutputRow withoutPayload() {
     return new OutputRow(
         kind, null, null, ruleId, transactionTsMs, error, detail, sourceTopic, sourcePartition, sourceOffset);
   }
 
+  /** Where the transaction came from, for logs: topic:partition:offset. */
   String coordinates() {
     return sourceTopic + ":" + sourcePartition + ":" + sourceOffset;
   }

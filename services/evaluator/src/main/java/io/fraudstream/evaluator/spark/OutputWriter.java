@@ -91,7 +91,7 @@ public final class OutputWriter extends ForeachWriter<Row> {
   /**
    * The producer's {@code buffer.memory} for records of up to {@code maxRecordBytes}: a record takes its size
    * uncompressed of the buffer until its batch is sent, and one that does not fit the buffer is refused; at least
-   * the client's default (32 MiB).
+   * the client's default (32 MiB). It replaces any {@code kafka.buffer.memory} given in the Spark options.
    */
   private static long bufferBytes(int maxRecordBytes) {
     return Math.max(32L << 20, 2L * maxRecordBytes);
