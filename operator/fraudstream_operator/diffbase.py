@@ -41,12 +41,16 @@ class DigestDiffBaseStorage(kopf.AnnotationsDiffBaseStorage):
         self._legacy = kopf.AnnotationsDiffBaseStorage()
 
     def _stored_digests(self, body: kopf.Body) -> dict[str, str] | None:
+        """The digests stored on `body`; None if there are none, or none readable (an annotation edited by hand),
+        which kopf then handles as a creation: publishing again what is already published sends nothing."""
         for full_key in self.make_keys(self.key, body=body):
             encoded = body.metadata.annotations.get(full_key)
-            if encoded is not None:
-                decoded = json.loads(encoded)
-                if isinstance(decoded, dict):
-                    return {str(k): str(v) for k, v in decoded.items()}
+            try:
+                decoded = json.loads(encoded) if encoded is not None else None
+            except ValueError:
+                continue
+            if isinstance(decoded, dict):
+                return {str(k): str(v) for k, v in decoded.items()}
         return None
 
     def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:

@@ -118,3 +118,11 @@ def test_kopfs_own_annotations_are_never_part_of_the_essence() -> None:
     raw = handled(storage, fraud_rule(SPEC, {"kopf.zalando.org/publish_rule": '{"started":"x"}'}))
     raw["metadata"]["annotations"]["kopf.zalando.org/publish_rule"] = '{"started":"y"}'
     assert diff_fields(storage, raw) == set()
+
+
+def test_an_unreadable_digests_annotation_reads_as_never_handled() -> None:
+    """kopf then runs the create handler, which publishes nothing new; a crash here would stop the object's events."""
+    raw = fraud_rule(SPEC, {DIGESTS_KEY: "{not json"})
+    assert DigestDiffBaseStorage().fetch(body=body_of(raw)) is None
+    raw["metadata"]["annotations"][DIGESTS_KEY] = "[1, 2]"
+    assert DigestDiffBaseStorage().fetch(body=body_of(raw)) is None
