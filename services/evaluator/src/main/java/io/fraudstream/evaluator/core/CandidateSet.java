@@ -24,11 +24,10 @@ public final class CandidateSet {
   private final Set<Boolean> booleans = new HashSet<>();
   private boolean hasNull;
 
-  /** The set of {@code candidates}, {@code numbers} holding what each reads as (null where it is no number). */
-  CandidateSet(List<?> candidates, List<BigDecimal> numbers) {
-    for (int i = 0; i < candidates.size(); i++) {
-      Object candidate = candidates.get(i);
-      BigDecimal number = numbers.get(i);
+  /** The set of {@code candidates}, each a scalar as a filter value holds it. */
+  CandidateSet(List<?> candidates) {
+    for (Object candidate : candidates) {
+      BigDecimal number = Decimals.asNumber(candidate);
       if (number != null) {
         this.numbers.add(number.signum() == 0 ? BigDecimal.ZERO : number.stripTrailingZeros());
       } else if (candidate instanceof Boolean b) {

@@ -25,14 +25,7 @@ public record Filter(
   }
 
   private static CandidateSet candidatesOf(Object value) {
-    if (!(value instanceof List<?> items)) {
-      return null;
-    }
-    List<BigDecimal> numbers = new ArrayList<>(items.size());
-    for (Object item : items) {
-      numbers.add(Decimals.asNumber(item));
-    }
-    return new CandidateSet(items, numbers);
+    return value instanceof List<?> items ? new CandidateSet(items) : null;
   }
 
   /** Whether a transaction's fields satisfy the filter; a missing field never does. */
