@@ -33,7 +33,7 @@ from fraudstream_rules.exceptions import InvalidTransactionError, RejectedRuleMe
 from fraudstream_rules.model import parse_rule_message
 from fraudstream_rules.transactions import parse_transaction
 from tests.integration.detector.harness import DetectorEndpoints, Script, detector_process, sample
-from tests.integration.operator.harness import operator_in_new_namespace
+from tests.integration.operator.harness import fraud_rule, operator_in_new_namespace
 from tests.kafka_helpers import consume_until, headers_of, json_of, produce
 from tests.unit.rules import oracle
 
@@ -59,13 +59,6 @@ GOOD_RULES = {
 }
 
 
-def fraud_rule(namespace: str, name: str, spec: dict[str, Any]) -> str:
-    return json.dumps(
-        {"apiVersion": "fraudstream.io/v1alpha1", "kind": "FraudRule",
-         "metadata": {"name": name, "namespace": namespace}, "spec": spec}
-    )  # fmt: skip
-
-
 @dataclass
 class Stack:
     kafka: KafkaSettings
@@ -79,7 +72,7 @@ class Stack:
     def apply(self, name: str, spec: dict[str, Any], *flags: str) -> None:
         """kubectl apply (with `flags`) of a FraudRule, waiting until it is Ready=True."""
         manifest = self.work / f"{name}.json"
-        manifest.write_text(fraud_rule(self.namespace, name, spec))
+        manifest.write_text(json.dumps(fraud_rule(name, spec, self.namespace)))
         kubectl(self.kubeconfig, "apply", *flags, "-f", str(manifest))
         wait_for(
             lambda: is_ready(json.loads(kubectl(self.kubeconfig, "get", "-f", str(manifest), "-o", "json"))),

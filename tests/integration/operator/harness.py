@@ -56,6 +56,12 @@ spec:
 """
 
 
+def fraud_rule(name: str, spec: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+    """A FraudRule object; without `namespace`, the request's."""
+    metadata = {"name": name} if namespace is None else {"name": name, "namespace": namespace}
+    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "FraudRule", "metadata": metadata, "spec": spec}
+
+
 def ready_condition(obj: dict[str, Any]) -> dict[str, Any] | None:
     conditions = (obj.get("status") or {}).get("conditions") or []
     return next((c for c in conditions if c.get("type") == "Ready"), None)
@@ -70,8 +76,9 @@ class FraudRules:
         self.namespace = namespace
 
     def create(self, name: str, spec: dict[str, Any]) -> dict[str, Any]:
-        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "FraudRule", "metadata": {"name": name}, "spec": spec}
-        created = self.api.create_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, body)
+        created = self.api.create_namespaced_custom_object(
+            GROUP, VERSION, self.namespace, PLURAL, fraud_rule(name, spec)
+        )
         return cast(dict[str, Any], created)
 
     def patch(self, name: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -16,10 +16,9 @@ from fraudstream_operator.rules_producer import RulesProducer
 from fraudstream_rules.model import parse_rule_message
 from tests.integration.operator.harness import (
     BASE_SPEC,
-    GROUP,
-    VERSION,
     FraudRules,
     OperatorHarness,
+    fraud_rule,
     http_get,
     latest_by_key,
     read_records,
@@ -172,10 +171,7 @@ def test_a_spec_larger_than_all_annotations_may_be_is_published_and_reported(
     manifest = tmp_path / "blocklist.json"
 
     def apply(spec: dict[str, Any], *flags: str) -> None:
-        metadata = {"name": "blocklist", "namespace": rules.namespace}
-        manifest.write_text(
-            json.dumps({"apiVersion": f"{GROUP}/{VERSION}", "kind": "FraudRule", "metadata": metadata, "spec": spec})
-        )
+        manifest.write_text(json.dumps(fraud_rule("blocklist", spec, rules.namespace)))
         kubectl(kubeconfig, "apply", *flags, "-f", str(manifest))
 
     with pytest.raises(RuntimeError, match="Too long"):  # client-side apply keeps a copy in an annotation
